@@ -1,0 +1,81 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// Role is the author of a message in a chat history.
+type Role string
+
+// The chat roles of OpenAI-compatible endpoints.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a chat history. It is provider-neutral so that run
+// state, traces and token counts can be kept without the SDK's types.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Name is the tool's name on a RoleTool message (informational).
+	Name string `json:"name,omitempty"`
+}
+
+// ToolCall is a model's request to call one tool. Arguments is the raw JSON
+// text the model wrote; it may be malformed.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// OutputSchema asks for a structured reply that validates against Schema.
+type OutputSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+// Request is one call to a model.
+type Request struct {
+	// Agent is the agent role making the call ("planner", "worker",
+	// "critic", "summarizer", "test_designer"); providers may pick a model
+	// per role and the scripted model replays the role's script.
+	Agent    string
+	Messages []Message
+	// Tools are the definitions offered to the model, in the form openai-go
+	// takes (tools.View.Definitions yields them).
+	Tools []openai.ChatCompletionToolUnionParam
+	// Output, when set, asks for a JSON reply valid against the schema.
+	Output *OutputSchema
+	// MaxTokens caps the reply; zero means the provider's default.
+	MaxTokens int
+}
+
+// Usage is the token accounting an endpoint reported for one call.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Response is a model's reply.
+type Response struct {
+	Message      Message `json:"message"`
+	Usage        Usage   `json:"usage"`
+	FinishReason string  `json:"finish_reason,omitempty"`
+	Model        string  `json:"model,omitempty"`
+}
+
+// Model is anything that completes a chat: the OpenAI-compatible provider,
+// the scripted model, or an embedder's own.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}

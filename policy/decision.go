@@ -1,0 +1,131 @@
+package policy
+
+import (
+	"context"
+	"time"
+)
+
+// Verdict is what the policy says about one action.
+type Verdict int
+
+// Verdicts, from most to least permissive. Unmatched actions are denied.
+const (
+	Deny Verdict = iota
+	Ask
+	Allow
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	default:
+		return "deny"
+	}
+}
+
+// MarshalText makes verdicts readable in audit logs and JSON output.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// Decision is the policy's answer with the rule that matched and why.
+type Decision struct {
+	Verdict Verdict `json:"verdict"`
+	// Rule is the matching rule as written in the policy file, e.g.
+	// `commands.ask: "go get *"`, or a built-in rule name such as
+	// "default-deny" or "shell-disabled".
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// Access is what a file tool does with a path.
+type Access int
+
+// Accesses a path rule can allow.
+const (
+	Read Access = iota
+	Write
+)
+
+func (a Access) String() string {
+	if a == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// Scope tells the policy where the workspace is, so that path arguments of
+// commands can be normalised and confined. The policy never touches the file
+// system; it only compares cleaned paths.
+type Scope struct {
+	// Workspace is the absolute host path of the workspace.
+	Workspace string
+	// Aliases are other absolute paths that mean the workspace to commands
+	// (for example "/workspace" inside a container).
+	Aliases []string
+}
+
+// Command is a command line parsed from the model's text.
+type Command struct {
+	Line string `json:"line"`
+	// Argv is set when the line is one simple command without shell
+	// constructs; it is what the sandbox runs.
+	Argv []string `json:"argv,omitempty"`
+	// Shell is true when the line needs a shell (pipes, ;, &&, redirections,
+	// substitutions, globs). It runs only when the policy enables shell mode,
+	// as ["sh", "-c", Line].
+	Shell bool `json:"shell,omitempty"`
+}
+
+// Confirmer asks a person about an action the policy marked "ask".
+// Implementations must honour ctx cancellation and treat any non-answer as
+// AnswerNo.
+type Confirmer interface {
+	Confirm(ctx context.Context, req ConfirmRequest) (Answer, error)
+}
+
+// ConfirmRequest is what a person sees when asked.
+type ConfirmRequest struct {
+	Tool     string        `json:"tool"`
+	Action   string        `json:"action"` // "exec", "read", "write", "call"
+	Argv     []string      `json:"argv,omitempty"`
+	Command  string        `json:"command,omitempty"`
+	Path     string        `json:"path,omitempty"`
+	Decision Decision      `json:"decision"`
+	Timeout  time.Duration `json:"timeout"`
+}
+
+// Answer is a person's reply to a confirmation.
+type Answer int
+
+// Answers: no, yes once, yes for every action under the same rule this run.
+const (
+	AnswerNo Answer = iota
+	AnswerYes
+	AnswerAlways
+)
+
+func (a Answer) String() string {
+	switch a {
+	case AnswerYes:
+		return "yes"
+	case AnswerAlways:
+		return "always"
+	default:
+		return "no"
+	}
+}
+
+// MarshalText makes answers readable in audit logs.
+func (a Answer) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// Limits are the resource limits a policy sets for commands.
+type Limits struct {
+	Timeout time.Duration `json:"timeout"`
+	Memory  int64         `json:"memory"`
+	CPUs    float64       `json:"cpus"`
+	Pids    int64         `json:"pids"`
+	Output  int64         `json:"output"`
+	Network bool          `json:"network"`
+}

@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// Sandbox runs commands for one run, confined to its workspace.
+type Sandbox interface {
+	// Exec runs one command and waits for it. A command that runs and fails
+	// (non-zero exit, timeout, out of memory) is a Result, not an error; an
+	// error means the sandbox itself failed.
+	Exec(ctx context.Context, cmd Command) (Result, error)
+	// Info says what the sandbox is and whether it isolates.
+	Info() Info
+	// Close stops and removes everything the sandbox made.
+	Close() error
+}
+
+// Info describes a sandbox.
+type Info struct {
+	Kind     string // "local" or "containerd"
+	Isolated bool
+	// WorkspaceDir is the workspace as commands see it ("/workspace" in a
+	// container, the host path for local).
+	WorkspaceDir string
+}
+
+// Command is one process to run.
+type Command struct {
+	// Argv is the program and its arguments; never interpreted by a shell
+	// unless Argv itself names one.
+	Argv []string
+	// Dir is the working directory relative to the workspace ("" or ".").
+	Dir string
+	// Env adds KEY=VALUE entries on top of the sandbox's allow-listed base.
+	Env []string
+	// Timeout overrides Limits.Timeout when positive.
+	Timeout time.Duration
+}
+
+// Limits bound what one run's commands may use.
+type Limits struct {
+	Timeout time.Duration // per command
+	Memory  int64         // bytes, whole run's container (or per command locally where enforced)
+	CPUs    float64
+	Pids    int64
+	Output  int64 // bytes kept of each of stdout and stderr
+	Network bool
+}
+
+// Result is what one command did.
+type Result struct {
+	ExitCode        int           `json:"exit_code"`
+	Stdout          string        `json:"stdout"`
+	Stderr          string        `json:"stderr"`
+	StdoutTruncated bool          `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool          `json:"stderr_truncated,omitempty"`
+	TimedOut        bool          `json:"timed_out,omitempty"`
+	OOMKilled       bool          `json:"oom_killed,omitempty"`
+	Duration        time.Duration `json:"duration"`
+}
+
+// Truncated reports whether either stream was cut.
+func (r Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
