@@ -1,0 +1,54 @@
+// Package tools owns what a model can do: the Tool interface, the typed
+// constructor New (the JSON schema of the arguments is reflected from a Go
+// struct once, with github.com/invopop/jsonschema), the Registry and its
+// immutable per-role Views, the Workspace every file tool works through, the
+// built-in tools, and the safe_execute Gate that every call passes.
+//
+// # Arguments
+//
+// A typed tool's arguments are a struct. Its schema follows these rules:
+//
+//   - the JSON name of a field is its `json` tag;
+//   - a field is required unless its `json` tag says omitempty or omitzero;
+//   - `jsonschema:"description=...,enum=a,enum=b"` documents and constrains it;
+//   - no other properties are accepted (additionalProperties is false);
+//   - nested structs are expanded in place: no $ref, no $defs, so the schema
+//     is a plain object that OpenAI function parameters accept.
+//
+// Decode is strict: invalid JSON, an unknown field, a missing required field
+// or a wrong type is an error that names the field, e.g.
+// `argument "path": expected string, got number`. If the struct (or a pointer
+// to it) has a method `Effects() []Effect`, the gate clears those effects
+// with the policy before the tool runs (a tool without effects is judged by
+// its name alone, under the policy's tools rules); if it has
+// `Validate() error`, that runs after decoding and its error goes back to
+// the model too.
+//
+// # The gate
+//
+// Gate.Call is safe_execute: unknown tool or bad arguments → an error
+// result (outcome "invalid"); then policy.CheckTool and, for each effect,
+// CheckPath (read, write) or CheckCommand (exec); the most restrictive
+// decision wins. "ask" goes to the Confirmer, unless the policy is
+// unattended or there is none (then it is a deny); no answer within the
+// policy's confirm timeout is a no, and "always" approves the same rule for
+// the rest of the Gate's life. Every call yields exactly one Record to each
+// Observer.
+//
+// # Errors
+//
+// A problem the model can fix (bad arguments, file not found, command failed,
+// denied) is a Result with OK false. An infrastructure failure (sandbox down,
+// context cancelled) is a Go error wrapped with %w.
+//
+// # Confinement
+//
+// Every built-in file tool works through Workspace.Root, an *os.Root, so
+// "..", absolute paths and symlinks that point out of the workspace are
+// refused by the kernel-backed API, not by string checks alone. Commands run
+// only through Workspace.Sandbox.
+//
+// This package must not run a process itself (commands go through sandbox),
+// decide policy (it asks policy), or know about roles beyond the names of the
+// tools a View holds.
+package tools

@@ -1,0 +1,360 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trioagent/trio/policy"
+)
+
+// Outcome is how a call through the gate ended.
+type Outcome string
+
+// Outcomes of a call.
+const (
+	OutcomeOK      Outcome = "ok"      // the tool ran and succeeded
+	OutcomeError   Outcome = "error"   // the tool ran and failed, or failed to run
+	OutcomeDenied  Outcome = "denied"  // the policy (or a person) refused it
+	OutcomeInvalid Outcome = "invalid" // unknown tool or bad arguments
+)
+
+// Built-in rule names the gate uses in Records of calls the policy never saw.
+const (
+	RuleUnknownTool      = "unknown-tool"
+	RuleInvalidArguments = "invalid-arguments"
+)
+
+// Record is the audit entry of one call: what was asked, what the policy
+// decided, what a person answered and how it ended. The gate sends exactly
+// one Record per call to every observer.
+type Record struct {
+	Time    time.Time `json:"time"`
+	CallID  string    `json:"call_id"`
+	Tool    string    `json:"tool"`
+	Effects []Effect  `json:"effects,omitempty"`
+	// Decision is the most restrictive decision over the tool and its
+	// effects (the one that denied, or the one that asked).
+	Decision policy.Decision `json:"decision"`
+	// Answer is the person's answer when one was asked.
+	Answer *policy.Answer `json:"answer,omitempty"`
+	// AutoApproved is set when an "ask" passed because a person answered
+	// "always" for the same rule earlier in this gate's life.
+	AutoApproved bool    `json:"auto_approved,omitempty"`
+	Outcome      Outcome `json:"outcome"`
+	// Error is the argument problem (invalid) or the infrastructure failure.
+	Error string `json:"error,omitempty"`
+	// Duration is how long the tool ran (zero when it did not run); Waited
+	// is how long the call waited for a person.
+	Duration time.Duration `json:"-"`
+	Waited   time.Duration `json:"-"`
+}
+
+// MarshalJSON writes durations as integer milliseconds.
+func (r Record) MarshalJSON() ([]byte, error) {
+	type plain Record
+	return json.Marshal(struct {
+		plain
+		DurationMS int64 `json:"duration_ms"`
+		WaitedMS   int64 `json:"waited_ms,omitempty"`
+	}{plain(r), r.Duration.Milliseconds(), r.Waited.Milliseconds()})
+}
+
+// Observer receives the Record of every call. Observe is called
+// synchronously, from the goroutine that made the call; it must not block
+// for long.
+type Observer interface{ Observe(Record) }
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Record)
+
+// Observe calls f(r).
+func (f ObserverFunc) Observe(r Record) { f(r) }
+
+// GateOption configures a Gate.
+type GateOption func(*Gate)
+
+// WithConfirmer sets who is asked when the policy says "ask". Without one,
+// "ask" means deny.
+func WithConfirmer(c policy.Confirmer) GateOption { return func(g *Gate) { g.confirmer = c } }
+
+// WithObserver adds an observer of every call's Record.
+func WithObserver(o Observer) GateOption {
+	return func(g *Gate) {
+		if o != nil {
+			g.observers = append(g.observers, o)
+		}
+	}
+}
+
+// WithScope tells the policy where the workspace is, for path arguments of
+// commands.
+func WithScope(s policy.Scope) GateOption { return func(g *Gate) { g.scope = s } }
+
+// Gate is safe_execute: every call of every tool passes it. It decodes the
+// arguments, clears the tool and each of its effects with the policy, asks a
+// person when the policy says so, runs the tool and records the call.
+// A Gate is safe for concurrent use.
+type Gate struct {
+	policy    *policy.Policy
+	confirmer policy.Confirmer
+	observers []Observer
+	scope     policy.Scope
+
+	mu     sync.Mutex
+	always map[string]bool // rules a person approved for the gate's life
+	// asking serialises prompts (a one-slot semaphore, so that a waiting
+	// call still sees its ctx end): a person answers one question at a
+	// time, and an "always" answer then covers the calls that waited.
+	asking chan struct{}
+}
+
+// NewGate returns a gate enforcing p.
+func NewGate(p *policy.Policy, opts ...GateOption) *Gate {
+	if p == nil {
+		panic("tools.NewGate: nil policy")
+	}
+	g := &Gate{policy: p, always: make(map[string]bool), asking: make(chan struct{}, 1)}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
+}
+
+// check is one decision and what it is about.
+type check struct {
+	d      policy.Decision
+	effect *Effect // nil for the tool itself
+}
+
+// Call carries out one tool call from v. A problem the model can fix
+// (unknown tool, bad arguments, denied, failed) is a Result with OK false;
+// an infrastructure failure or a cancelled ctx is an error.
+func (g *Gate) Call(ctx context.Context, v View, c Call) (Result, error) {
+	rec := Record{Time: time.Now(), CallID: c.ID, Tool: c.Name}
+	res, err := g.call(ctx, v, c, &rec)
+	if err != nil {
+		rec.Outcome = OutcomeError
+		rec.Error = err.Error()
+	}
+	for _, o := range g.observers {
+		o.Observe(rec)
+	}
+	return res, err
+}
+
+func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	t, ok := v.Tool(c.Name)
+	if !ok {
+		msg := fmt.Sprintf("unknown tool %q; the tools you can call are: %s", c.Name, strings.Join(v.Names(), ", "))
+		rec.Decision = policy.Decision{Verdict: policy.Deny, Rule: RuleUnknownTool, Reason: msg}
+		rec.Outcome, rec.Error = OutcomeInvalid, msg
+		return errorResult("%s", msg), nil
+	}
+	inv, err := t.Decode(c.Arguments)
+	if err != nil {
+		msg := fmt.Sprintf("%s: %v", c.Name, err)
+		rec.Decision = policy.Decision{Verdict: policy.Deny, Rule: RuleInvalidArguments, Reason: msg}
+		rec.Outcome, rec.Error = OutcomeInvalid, msg
+		return errorResult("%s; fix the arguments and call again", msg), nil
+	}
+	rec.Effects = inv.Effects
+
+	checks := g.judge(c.Name, inv.Effects)
+	// The most restrictive decision wins; on a tie the last, most specific
+	// one (an effect's rather than the tool's default) is reported.
+	worst := checks[0]
+	for _, ch := range checks[1:] {
+		if ch.d.Verdict <= worst.d.Verdict {
+			worst = ch
+		}
+	}
+	rec.Decision = worst.d
+	if worst.d.Verdict == policy.Ask {
+		d, err := g.confirm(ctx, c.Name, checks, rec)
+		if err != nil {
+			return Result{}, err
+		}
+		worst.d = d
+	}
+	if worst.d.Verdict != policy.Allow {
+		rec.Decision = worst.d
+		rec.Outcome = OutcomeDenied
+		return deniedResult(worst.d), nil
+	}
+
+	start := time.Now()
+	res, err := inv.Run(ctx)
+	rec.Duration = time.Since(start)
+	if err != nil {
+		return res, fmt.Errorf("tool call %s (%s): %w", c.Name, c.ID, err)
+	}
+	if res.Duration == 0 {
+		res.Duration = rec.Duration
+	}
+	rec.Outcome = OutcomeError
+	if res.OK {
+		rec.Outcome = OutcomeOK
+	}
+	return res, nil
+}
+
+// judge asks the policy about the tool and each of its effects.
+func (g *Gate) judge(tool string, effects []Effect) []check {
+	checks := make([]check, 0, 1+len(effects))
+	checks = append(checks, check{d: g.policy.CheckTool(tool)})
+	for i := range effects {
+		e := &effects[i]
+		var d policy.Decision
+		switch e.Kind {
+		case EffectRead:
+			d = g.policy.CheckPath(e.Path, policy.Read)
+		case EffectWrite:
+			d = g.policy.CheckPath(e.Path, policy.Write)
+		case EffectExec:
+			d = g.policy.CheckCommand(e.Command, g.scope)
+		default:
+			d = policy.Decision{Verdict: policy.Deny, Rule: "unknown-effect",
+				Reason: fmt.Sprintf("tool declared an effect of unknown kind %q", e.Kind)}
+		}
+		checks = append(checks, check{d: d, effect: e})
+	}
+	return checks
+}
+
+// confirm settles a call whose most restrictive decision is "ask" (no check
+// denied). It returns an allow decision, or the deny decision to report. An
+// error means ctx ended.
+func (g *Gate) confirm(ctx context.Context, tool string, checks []check, rec *Record) (policy.Decision, error) {
+	var pending []check
+	seen := map[string]bool{}
+	g.mu.Lock()
+	for _, ch := range checks {
+		if ch.d.Verdict != policy.Ask || seen[ch.d.Rule] {
+			continue
+		}
+		seen[ch.d.Rule] = true
+		if !g.always[ch.d.Rule] {
+			pending = append(pending, ch)
+		}
+	}
+	g.mu.Unlock()
+	ask := rec.Decision
+	if len(pending) == 0 {
+		rec.AutoApproved = true
+		return allowed(ask, "approved earlier with \"always\" for this rule"), nil
+	}
+	first := pending[0].d
+	switch {
+	case g.policy.Unattended():
+		return denied(first, "the policy is unattended, so an action that needs confirmation is denied"), nil
+	case g.confirmer == nil:
+		return denied(first, "no one is available to confirm it, so it is denied"), nil
+	}
+
+	start := time.Now()
+	defer func() { rec.Waited = time.Since(start) }()
+	select {
+	case g.asking <- struct{}{}:
+		defer func() { <-g.asking }()
+	case <-ctx.Done():
+		return policy.Decision{}, ctx.Err()
+	}
+	for _, ch := range pending {
+		g.mu.Lock()
+		done := g.always[ch.d.Rule] // approved while this call waited its turn
+		g.mu.Unlock()
+		if done {
+			continue
+		}
+		answer, why, err := g.ask(ctx, tool, ch)
+		if err != nil {
+			return policy.Decision{}, err
+		}
+		rec.Answer = &answer
+		rec.Decision = ch.d
+		switch answer {
+		case policy.AnswerAlways:
+			g.mu.Lock()
+			g.always[ch.d.Rule] = true
+			g.mu.Unlock()
+		case policy.AnswerYes:
+		default:
+			return denied(ch.d, why), nil
+		}
+	}
+	if rec.Answer == nil { // every pending rule was approved while waiting
+		rec.AutoApproved = true
+	}
+	return allowed(ask, "confirmed"), nil
+}
+
+// ask puts one question to the confirmer. Any non-answer is "no"; why says
+// which. The error is ctx's when the call itself was cancelled.
+func (g *Gate) ask(ctx context.Context, tool string, ch check) (policy.Answer, string, error) {
+	req := policy.ConfirmRequest{Tool: tool, Action: "call", Decision: ch.d, Timeout: g.policy.ConfirmTimeout()}
+	if e := ch.effect; e != nil {
+		req.Action = string(e.Kind)
+		req.Path = e.Path
+		if e.Kind == EffectExec {
+			req.Command = e.Command.Line
+			req.Argv = argv(e.Command)
+		}
+	}
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if req.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, req.Timeout)
+	}
+	defer cancel()
+	answer, err := g.confirmer.Confirm(cctx, req)
+	if ctx.Err() != nil {
+		return policy.AnswerNo, "", ctx.Err()
+	}
+	switch {
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return policy.AnswerNo, fmt.Sprintf("no answer within %s, which counts as no", req.Timeout), nil
+	case err != nil:
+		return policy.AnswerNo, fmt.Sprintf("confirmation failed (%v), which counts as no", err), nil
+	case answer == policy.AnswerNo:
+		return policy.AnswerNo, "the person asked said no", nil
+	case answer == policy.AnswerYes || answer == policy.AnswerAlways:
+		return answer, "", nil
+	}
+	return policy.AnswerNo, fmt.Sprintf("unknown answer %d, which counts as no", answer), nil
+}
+
+func denied(d policy.Decision, why string) policy.Decision {
+	return policy.Decision{Verdict: policy.Deny, Rule: d.Rule, Reason: joinReason(d.Reason, why)}
+}
+
+func allowed(d policy.Decision, why string) policy.Decision {
+	return policy.Decision{Verdict: policy.Allow, Rule: d.Rule, Reason: joinReason(d.Reason, why)}
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// deniedResult tells the model what was refused and why, and invites it to
+// take another way.
+func deniedResult(d policy.Decision) Result {
+	reason := d.Reason
+	if reason == "" {
+		reason = "not allowed"
+	}
+	return Result{
+		OK:     false,
+		Denied: true,
+		Output: fmt.Sprintf("denied by policy: %s (rule: %s). Do not repeat this call; take another approach that the policy allows.", reason, d.Rule),
+	}
+}

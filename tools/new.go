@@ -1,0 +1,133 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"github.com/invopop/jsonschema"
+)
+
+// validName is what OpenAI accepts as a function name.
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// effecter is implemented by argument structs that declare what a call does.
+type effecter interface{ Effects() []Effect }
+
+// validator is implemented by argument structs with rules beyond the schema.
+type validator interface{ Validate() error }
+
+// typed is a Tool built by New.
+type typed[A any] struct {
+	name, description string
+	schema            *jsonschema.Schema
+	check             *node
+	// prepare, for built-ins, resolves arguments against the workspace
+	// (cleaning paths, parsing commands) after decoding; its error goes back
+	// to the model.
+	prepare func(*A) error
+	fn      func(ctx context.Context, args A) (Result, error)
+}
+
+// New builds a tool whose arguments are the struct A. The JSON schema is
+// reflected from A once, here (see the package documentation for the tag
+// conventions). fn runs only after the gate cleared the call; an error it
+// returns is an infrastructure failure and is wrapped with the tool's name.
+//
+// New panics if A is not a struct, if name is not a valid function name
+// (letters, digits, _ and -, at most 64), or if the schema cannot be built:
+// these are programmer errors, like a bad regexp.MustCompile.
+func New[A any](name, description string, fn func(ctx context.Context, args A) (Result, error)) Tool {
+	return newTyped(name, description, nil, fn)
+}
+
+func newTyped[A any](name, description string, prepare func(*A) error, fn func(ctx context.Context, args A) (Result, error)) *typed[A] {
+	t := reflect.TypeFor[A]()
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("tools.New(%q): arguments must be a struct, got %s", name, t))
+	}
+	if !validName.MatchString(name) {
+		panic(fmt.Sprintf("tools.New(%q): invalid tool name (want [a-zA-Z0-9_-]{1,64})", name))
+	}
+	if fn == nil {
+		panic(fmt.Sprintf("tools.New(%q): nil function", name))
+	}
+	s := reflectSchema(t)
+	check, err := compileSchema(s)
+	if err != nil {
+		panic(fmt.Sprintf("tools.New(%q): %v", name, err))
+	}
+	return &typed[A]{name: name, description: description, schema: s, check: check, prepare: prepare, fn: fn}
+}
+
+// reflectSchema derives an inline object schema: no $schema, $id, $ref or
+// $defs, additionalProperties false, required unless omitempty/omitzero.
+func reflectSchema(t reflect.Type) *jsonschema.Schema {
+	r := &jsonschema.Reflector{
+		Anonymous:      true,
+		DoNotReference: true,
+		ExpandedStruct: true,
+	}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	s.ID = ""
+	s.Definitions = nil
+	if s.Properties == nil || s.Properties.Len() == 0 {
+		// OpenAI wants "properties" even for a tool without arguments.
+		s.Properties = jsonschema.NewProperties()
+	}
+	return s
+}
+
+func (t *typed[A]) Name() string               { return t.name }
+func (t *typed[A]) Description() string        { return t.description }
+func (t *typed[A]) Schema() *jsonschema.Schema { return t.schema }
+
+// Decode checks raw against the schema (naming the field on any problem),
+// then decodes it into A.
+func (t *typed[A]) Decode(raw json.RawMessage) (Invocation, error) {
+	args, err := decodeArgs[A](t.check, raw)
+	if err != nil {
+		return Invocation{}, err
+	}
+	if t.prepare != nil {
+		if err := t.prepare(&args); err != nil {
+			return Invocation{}, err
+		}
+	}
+	var effects []Effect
+	if e, ok := any(&args).(effecter); ok {
+		effects = e.Effects()
+	}
+	return Invocation{
+		Effects: effects,
+		Run: func(ctx context.Context) (Result, error) {
+			res, err := t.fn(ctx, args)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", t.name, err)
+			}
+			return res, nil
+		},
+	}, nil
+}
+
+// decodeArgs validates raw with check and decodes it into A, running A's
+// Validate method when it has one.
+func decodeArgs[A any](check *node, raw json.RawMessage) (A, error) {
+	var args A
+	raw = normalizeArgs(raw)
+	if err := check.validateRaw(raw); err != nil {
+		return args, err
+	}
+	if err := strictUnmarshal(raw, &args); err != nil {
+		return args, err
+	}
+	if v, ok := any(&args).(validator); ok {
+		if err := v.Validate(); err != nil {
+			return args, err
+		}
+	}
+	return args, nil
+}

@@ -1,0 +1,150 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/trioagent/trio/tools"
+)
+
+type noArgs struct{}
+
+func trivial(name string) tools.Tool {
+	return tools.New(name, "Tool "+name+".", func(context.Context, noArgs) (tools.Result, error) {
+		return tools.Result{OK: true, Output: name}, nil
+	})
+}
+
+// rawTool implements Tool by hand, so a bad name can reach the registry.
+type rawTool struct{ tools.Tool }
+
+func (r rawTool) Name() string { return "bad name" }
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	if _, err := tools.NewRegistry(trivial("a"), trivial("a")); err == nil || !strings.Contains(err.Error(), `"a" registered twice`) {
+		t.Errorf("duplicate: err = %v", err)
+	}
+	if _, err := tools.NewRegistry(rawTool{trivial("x")}); err == nil || !strings.Contains(err.Error(), "invalid tool name") {
+		t.Errorf("invalid name: err = %v", err)
+	}
+	if _, err := tools.NewRegistry(nil); err == nil {
+		t.Error("nil tool accepted")
+	}
+	reg, err := tools.NewRegistry(trivial("c"), trivial("a"), trivial("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(trivial("b")); err == nil {
+		t.Error("Register accepted a duplicate")
+	}
+	if got := reg.Names(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("Names = %v", got)
+	}
+	if _, ok := reg.Tool("b"); !ok {
+		t.Error("Tool(b) missing")
+	}
+	if _, err := reg.View("a", "zz"); err == nil || !strings.Contains(err.Error(), `"zz"`) {
+		t.Errorf("View with unknown name: err = %v", err)
+	}
+	all, err := reg.View()
+	if err != nil || !slices.Equal(all.Names(), []string{"a", "b", "c"}) {
+		t.Errorf("View() = %v, %v", all.Names(), err)
+	}
+}
+
+func TestViewImmutable(t *testing.T) {
+	t.Parallel()
+	reg, err := tools.NewRegistry(trivial("b"), trivial("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := reg.View("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Later registrations and With do not change an existing view.
+	if err := reg.Register(trivial("c")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := v.With(trivial("d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(v.Names(), []string{"b"}) {
+		t.Errorf("original view changed: %v", v.Names())
+	}
+	if !slices.Equal(w.Names(), []string{"b", "d"}) {
+		t.Errorf("With view = %v", w.Names())
+	}
+	if _, ok := v.Tool("d"); ok {
+		t.Error("original view sees d")
+	}
+	if _, err := w.With(trivial("b")); err == nil {
+		t.Error("With accepted a duplicate")
+	}
+	// Names returns a copy.
+	n := w.Names()
+	n[0] = "zzz"
+	if w.Names()[0] != "b" {
+		t.Error("Names exposes internal state")
+	}
+	// Concurrent readers and derivers (run with -race).
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			_, _ = w.With(trivial("e" + string(rune('0'+i))))
+			_ = w.Definitions()
+			_, _ = w.Tool("b")
+		})
+	}
+	wg.Wait()
+}
+
+func TestDefinitions(t *testing.T) {
+	t.Parallel()
+	reg, err := tools.NewRegistry(sampleTool(), trivial("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := reg.View()
+	defs := v.Definitions()
+	b, err := json.Marshal(defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			Parameters  map[string]any `json:"parameters"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v in %s", err, b)
+	}
+	if len(got) != 2 || got[0].Function.Name != "a" || got[1].Function.Name != "sample" {
+		t.Fatalf("definitions = %s", b)
+	}
+	f := got[1]
+	if f.Type != "function" || f.Function.Description != "A sample." {
+		t.Errorf("definition = %+v", f)
+	}
+	p := f.Function.Parameters
+	if p["type"] != "object" || p["additionalProperties"] != false || p["properties"] == nil {
+		t.Errorf("parameters = %v", p)
+	}
+	if strings.Contains(string(b), "$ref") || strings.Contains(string(b), "$defs") {
+		t.Errorf("definitions reference definitions: %s", b)
+	}
+	// Each call returns fresh parameters.
+	defs[1].OfFunction.Function.Parameters["type"] = "changed"
+	if v.Definitions()[1].OfFunction.Function.Parameters["type"] != "object" {
+		t.Error("Definitions shares parameter maps between calls")
+	}
+}

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/tools/testreport"
+)
+
+// RunTestsName is the name of the run_tests tool.
+const RunTestsName = "run_tests"
+
+// RunTestsParams are the arguments of run_tests.
+type RunTestsParams struct {
+	Command string `json:"command,omitempty" jsonschema:"description=Test command to run (e.g. go test ./... or python3 -m pytest -q). Default: detected from the project files."`
+
+	cmd       policy.Command
+	framework string
+	addedJSON bool
+	detected  bool
+}
+
+// Effects says run_tests runs one command.
+func (p *RunTestsParams) Effects() []Effect {
+	return []Effect{{Kind: EffectExec, Command: p.cmd}}
+}
+
+// RunTests returns the run_tests tool working in ws.
+func RunTests(ws *Workspace) Tool {
+	return newTyped(RunTestsName, description(RunTestsName), func(p *RunTestsParams) error {
+		if strings.TrimSpace(p.Command) == "" {
+			detected, framework, ok := testreport.Detect(ws.Root.FS())
+			if !ok {
+				return argErr("command", "required here: no test setup was detected in the workspace (go.mod, pytest, package.json ...)")
+			}
+			p.framework, p.detected = framework, true
+			p.cmd = policy.Command{Line: quoteArgv(detected), Argv: detected}
+		} else {
+			cmd, err := policy.ParseCommand(p.Command)
+			if err != nil {
+				return argErr("command", "%v", err)
+			}
+			p.cmd = cmd
+			p.framework = testreport.FrameworkOf(argv(cmd))
+		}
+		if !p.cmd.Shell {
+			if with := testreport.WithGoJSON(p.cmd.Argv); !slices.Equal(with, p.cmd.Argv) {
+				p.cmd = policy.Command{Line: quoteArgv(with), Argv: with}
+				p.addedJSON = true
+			}
+		}
+		return nil
+	}, ws.runTests)
+}
+
+func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, error) {
+	sr, err := ws.run(ctx, argv(p.cmd), "", 0)
+	if err != nil {
+		return Result{}, err
+	}
+	rep := testreport.ParseExit(p.framework, sr.Stdout, sr.Stderr, sr.ExitCode)
+	if ws.Sandbox != nil {
+		rep = rep.Relative(ws.Sandbox.Info().WorkspaceDir)
+	}
+	rep = rep.Relative(ws.Dir)
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return Result{}, fmt.Errorf("encode test report: %w", err)
+	}
+	res := Result{
+		OK:        rep.OK() && sr.ExitCode == 0 && !sr.TimedOut && !sr.OOMKilled,
+		ExitCode:  sr.ExitCode,
+		Duration:  sr.Duration,
+		Stderr:    sr.Stderr,
+		Truncated: sr.Truncated(),
+	}
+	if !p.addedJSON && !strings.Contains(sr.Stdout, `"Action":"`) {
+		res.Stdout = sr.Stdout // plain output reads well; JSON events do not
+	}
+	res.Output = fmt.Sprintf("%s\n$ %s\n%s; %s", rep.Summary(), p.cmd.Line,
+		describeExit(sr, ws.timeout(0)), b)
+	if p.detected && p.framework == testreport.FrameworkPytest && strings.Contains(sr.Stdout+sr.Stderr, "No module named pytest") {
+		res.Output += "\npytest is not installed here: call run_tests with command \"python3 -m unittest discover -v\" instead"
+	}
+	return res, nil
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%^-]+$`)
+
+// quoteArgv writes argv as a shell line, quoting words that need it.
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if plainWord.MatchString(a) {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,108 @@
+package tools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+)
+
+// WriteFileName is the name of the write_file tool.
+const WriteFileName = "write_file"
+
+// WriteFileParams are the arguments of write_file.
+type WriteFileParams struct {
+	Path    string `json:"path" jsonschema:"description=File to write (relative to the workspace root). Parent folders are created."`
+	Content string `json:"content" jsonschema:"description=The whole new content of the file."`
+
+	rel string
+}
+
+// Effects says write_file writes one path.
+func (p *WriteFileParams) Effects() []Effect { return []Effect{{Kind: EffectWrite, Path: p.rel}} }
+
+// WriteFile returns the write_file tool working in ws.
+func WriteFile(ws *Workspace) Tool {
+	return newTyped(WriteFileName, description(WriteFileName), func(p *WriteFileParams) error {
+		rel, err := ws.Rel("path", p.Path)
+		if err == nil && rel == "." {
+			err = argErr("path", "names the workspace root, not a file")
+		}
+		p.rel = rel
+		return err
+	}, ws.writeFile)
+}
+
+func (ws *Workspace) writeFile(ctx context.Context, p WriteFileParams) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	created, err := ws.writeAtomic(p.rel, []byte(p.Content))
+	if err != nil {
+		return fsResult(p.rel, err), nil
+	}
+	verb := "replaced"
+	if created {
+		verb = "created"
+	}
+	return Result{OK: true, Output: fmt.Sprintf("%s %s (%d bytes)", verb, p.rel, len(p.Content))}, nil
+}
+
+// writeAtomic writes data to rel through the root: parent folders are
+// created, the data goes to a temporary file in the same folder, which is
+// then renamed over rel, so a reader never sees half a file. An existing
+// file keeps its permission bits. created reports whether rel was new.
+func (ws *Workspace) writeAtomic(rel string, data []byte) (created bool, err error) {
+	dir := path.Dir(rel)
+	if dir != "." {
+		if err := ws.Root.MkdirAll(dir, 0o755); err != nil {
+			return false, err
+		}
+	}
+	mode := fs.FileMode(0o644)
+	switch st, err := ws.Root.Stat(rel); {
+	case err == nil && st.IsDir():
+		return false, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
+	case err == nil:
+		mode = st.Mode().Perm()
+	case errors.Is(err, fs.ErrNotExist):
+		created = true
+	default:
+		return false, err
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, "."+path.Base(rel)+".trio-"+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := ws.Root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil {
+			_ = ws.Root.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return false, err
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return false, err
+	}
+	if err = f.Close(); err != nil {
+		return false, err
+	}
+	if err = ws.Root.Chmod(tmp, mode); err != nil { // umask may have narrowed it
+		return false, err
+	}
+	if err = ws.Root.Rename(tmp, rel); err != nil {
+		return false, err
+	}
+	return created, nil
+}
