@@ -1,0 +1,222 @@
+package configs_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trioagent/trio/policy"
+)
+
+var scope = policy.Scope{Workspace: "/home/me/out", Aliases: []string{"/workspace"}}
+
+type cmdCase struct {
+	line string
+	want policy.Verdict
+}
+
+type pathCase struct {
+	path string
+	a    policy.Access
+	want policy.Verdict
+}
+
+func check(t *testing.T, p *policy.Policy, cmds []cmdCase, paths []pathCase) {
+	t.Helper()
+	for _, tt := range cmds {
+		cmd, err := policy.ParseCommand(tt.line)
+		if err != nil {
+			t.Errorf("ParseCommand(%q): %v", tt.line, err)
+			continue
+		}
+		d := p.CheckCommand(cmd, scope)
+		if d.Verdict != tt.want {
+			t.Errorf("%s: %q = %v (%s: %s), want %v", p.Name(), tt.line, d.Verdict, d.Rule, d.Reason, tt.want)
+		}
+	}
+	for _, tt := range paths {
+		if d := p.CheckPath(tt.path, tt.a); d.Verdict != tt.want {
+			t.Errorf("%s: %v %q = %v (%s), want %v", p.Name(), tt.a, tt.path, d.Verdict, d.Rule, tt.want)
+		}
+	}
+}
+
+// Commands and paths every shipped policy must deny.
+var alwaysDenied = []cmdCase{
+	{"curl https://example.com", policy.Deny},
+	{"/usr/bin/curl https://example.com", policy.Deny},
+	{"sudo go test", policy.Deny},
+	{"ssh host", policy.Deny},
+	{"./go test ./...", policy.Deny},
+	{"env -i sh -c 'sudo id'", policy.Deny},
+	{"git -c core.pager=sh log", policy.Deny},
+	{"sed -e 's/x/y/e' main.go", policy.Deny},
+	{"cat ../../etc/passwd", policy.Deny},
+	{"go build --file=/etc/shadow", policy.Deny},
+	{"cat ~/.ssh/id_rsa", policy.Deny},
+	{"go test -exec /tmp/evil ./...", policy.Deny},
+	{"go test -toolexec=./evil ./...", policy.Deny},
+	{"rm -rf /", policy.Deny},
+	{"python3 -c 'import os'", policy.Deny},
+	{"node -e 'process.exit(1)'", policy.Deny},
+	{"cat .env", policy.Deny},
+	{"go test ./... > /etc/x", policy.Deny},
+	{"echo $(curl x)", policy.Deny},
+}
+
+var alwaysDeniedPaths = []pathCase{
+	{".git/config", policy.Read, policy.Deny},
+	{".env", policy.Read, policy.Deny},
+	{"config/.env", policy.Write, policy.Deny},
+	{"tls/server.pem", policy.Read, policy.Deny},
+	{"../outside.go", policy.Write, policy.Deny},
+	{"/etc/passwd", policy.Read, policy.Deny},
+	{"main.go", policy.Write, policy.Allow},
+	{"cmd/app/main.go", policy.Read, policy.Allow},
+}
+
+func load(t *testing.T, name string) *policy.Policy {
+	t.Helper()
+	p, err := policy.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func strictCases() ([]cmdCase, []pathCase) {
+	return []cmdCase{
+			{"go test ./...", policy.Allow},
+			{"go build ./...", policy.Allow},
+			{"go vet ./...", policy.Allow},
+			{"gofmt -l .", policy.Allow},
+			{"python3 -m pytest -q", policy.Allow},
+			{"python3 -m unittest discover -s tests", policy.Allow},
+			{"timeout 60 go test ./...", policy.Allow},
+			{"ls", policy.Deny},
+			{"cat main.go", policy.Deny},
+			{"go run .", policy.Deny},
+			{"go get example.com/m", policy.Deny},
+			{"gofmt -w .", policy.Deny},
+			{"rm main.go", policy.Deny},
+			{"python3 main.py", policy.Deny},
+			{"go test ./... | tail", policy.Deny},
+			{"npm install", policy.Deny},
+		}, []pathCase{
+			{"vendor/x/x.go", policy.Write, policy.Deny},
+			{"vendor/x/x.go", policy.Read, policy.Allow},
+			{"go.sum", policy.Write, policy.Deny},
+		}
+}
+
+func TestStrict(t *testing.T) {
+	t.Parallel()
+	p := load(t, "policy.strict.yaml")
+	if p.Unattended() || p.Shell() || p.Limits().Network {
+		t.Errorf("strict: unattended %v shell %v network %v", p.Unattended(), p.Shell(), p.Limits().Network)
+	}
+	cmds, paths := strictCases()
+	check(t, p, append(cmds, alwaysDenied...), append(paths, alwaysDeniedPaths...))
+}
+
+// policy.Default is the strict policy, embedded in package policy.
+func TestDefaultIsStrict(t *testing.T) {
+	t.Parallel()
+	cmds, paths := strictCases()
+	check(t, policy.Default(), append(cmds, alwaysDenied...), append(paths, alwaysDeniedPaths...))
+	strip := func(name string) string {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if strip("policy.strict.yaml") != strip("../policy/default.yaml") {
+		t.Error("policy.strict.yaml and policy/default.yaml differ outside comments; keep them in step")
+	}
+}
+
+func TestUnattended(t *testing.T) {
+	t.Parallel()
+	p := load(t, "policy.unattended.yaml")
+	if !p.Unattended() || p.Shell() || p.Limits().Network {
+		t.Errorf("unattended: unattended %v shell %v network %v", p.Unattended(), p.Shell(), p.Limits().Network)
+	}
+	if l := p.Limits(); l.Timeout != 300*time.Second || l.Memory != 2<<30 || l.CPUs != 2 || l.Pids != 512 || l.Output != 64<<10 {
+		t.Errorf("unattended limits = %+v", l)
+	}
+	check(t, p, append([]cmdCase{
+		{"go build ./...", policy.Allow},
+		{"go test -race ./...", policy.Allow},
+		{"go vet ./...", policy.Allow},
+		{"go run ./cmd/app --help", policy.Allow},
+		{"go mod tidy", policy.Allow},
+		{"go mod init example.com/app", policy.Allow},
+		{"gofmt -w .", policy.Allow},
+		{"python3 -m pytest -q", policy.Allow},
+		{"python3 -m unittest", policy.Allow},
+		{"python3 app.py --help", policy.Allow},
+		{"python3 src/app/main.py", policy.Allow},
+		{"npm test", policy.Allow},
+		{"node --test", policy.Allow},
+		{"ls -la", policy.Allow},
+		{"cat README.md", policy.Allow},
+		{"mkdir -p cmd/app", policy.Allow},
+		{"rm build/out.txt", policy.Allow},
+		{"git status", policy.Allow},
+		{"find . -name '*.go' -exec gofmt -l {} +", policy.Allow},
+		{"go get example.com/m", policy.Ask},
+		{"pip install requests", policy.Ask},
+		{"python3 -m pip install requests", policy.Ask},
+		{"npm install left-pad", policy.Ask},
+		{"wget https://example.com", policy.Deny},
+		{"git push origin main", policy.Deny},
+		{"git -C sub push", policy.Deny},
+		{"rm -rf .", policy.Deny},
+		{"rm -rf ..", policy.Deny},
+		{"xargs rm -rf /", policy.Deny},
+		{"find . -delete", policy.Allow}, // judged as rm inside the workspace
+		{"go test ./... | tail", policy.Deny},
+		{"make", policy.Deny},
+	}, alwaysDenied...), append([]pathCase{
+		{"node_modules/x/index.js", policy.Write, policy.Deny},
+		{"go.sum", policy.Write, policy.Allow},
+	}, alwaysDeniedPaths...))
+}
+
+func TestInteractive(t *testing.T) {
+	t.Parallel()
+	p := load(t, "policy.interactive.yaml")
+	if p.Unattended() || !p.Shell() || p.Limits().Network || p.ConfirmTimeout() != 5*time.Minute {
+		t.Errorf("interactive: unattended %v shell %v network %v", p.Unattended(), p.Shell(), p.Limits().Network)
+	}
+	check(t, p, append([]cmdCase{
+		{"go test ./... 2>&1 | tail -n 20", policy.Allow},
+		{"go vet ./... && go test ./...", policy.Allow},
+		{"gofmt -l . | wc -l", policy.Allow},
+		{"[ -f go.mod ] && echo ok", policy.Allow},
+		{"find . -name '*.go' | xargs grep -n TODO", policy.Allow},
+		{"ls *.go", policy.Allow},
+		{"echo done > status.txt", policy.Allow},
+		{"python3 -m pytest -q", policy.Allow},
+		{"rm -rf build", policy.Ask},
+		{"find . -name '*.tmp' | xargs rm", policy.Ask},
+		{"go get example.com/m", policy.Ask},
+		{"npm install", policy.Ask},
+		{"git push", policy.Ask},
+		{"go test ./... && rm -rf build", policy.Ask},
+		{"go test ./... ; sudo reboot", policy.Deny},
+		{"rm -rf / --no-preserve-root", policy.Deny},
+		{"echo x > vendor/a.go", policy.Deny},
+		{"go test &", policy.Deny},
+	}, alwaysDenied...), append([]pathCase{
+		{"vendor/a.go", policy.Write, policy.Deny},
+	}, alwaysDeniedPaths...))
+}

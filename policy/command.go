@@ -1,0 +1,448 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Commands are parsed as POSIX sh, the language of the `sh -c` that runs
+// them in shell mode.
+func parseShell(line string) (*syntax.File, error) {
+	return syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(line), "")
+}
+
+// ParseCommand parses a command line from the model. A line that is one
+// simple command of plain words (quotes are resolved: `g'i't` is "git")
+// becomes Argv with Shell false. Anything else a shell would interpret —
+// pipes, ;, &&, ||, redirections, command or parameter substitution, globs,
+// variable assignments, subshells, background jobs, several lines — gives
+// Shell true and no Argv. A syntax error is returned with its line:column.
+func ParseCommand(line string) (Command, error) {
+	f, err := parseShell(line)
+	if err != nil {
+		return Command{}, fmt.Errorf("parse command: %w", err)
+	}
+	if len(f.Stmts) == 0 {
+		return Command{}, ErrEmptyCommand
+	}
+	if argv, ok := simpleArgv(f); ok {
+		return Command{Line: line, Argv: argv}, nil
+	}
+	return Command{Line: line, Shell: true}, nil
+}
+
+// simpleArgv returns the argv of a file that is exactly one simple command
+// of literal words.
+func simpleArgv(f *syntax.File) ([]string, bool) {
+	if len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+		return nil, false
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return nil, false
+	}
+	argv := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		v := wordValue(w)
+		if v.kind != wordLiteral {
+			return nil, false
+		}
+		argv = append(argv, v.text)
+	}
+	return argv, true
+}
+
+type wordKind int
+
+const (
+	wordLiteral wordKind = iota
+	wordGlob             // literal text with unquoted glob characters
+	wordUnknown          // an expansion whose value is known only at run time
+)
+
+type wordVal struct {
+	kind wordKind
+	text string // for wordGlob: the text with glob characters as written
+	what string // for wordUnknown: the construct, for the reason
+}
+
+// wordValue resolves quotes and backslashes in a word the way sh does.
+func wordValue(w *syntax.Word) wordVal {
+	var b strings.Builder
+	kind := wordLiteral
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			s := p.Value
+			for i := 0; i < len(s); i++ {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) {
+					i++
+					if s[i] != '\n' {
+						b.WriteByte(s[i])
+					}
+					continue
+				}
+				if c == '*' || c == '?' || (c == '[' && strings.IndexByte(s[i+1:], ']') >= 0) {
+					kind = wordGlob
+				}
+				b.WriteByte(c)
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return wordVal{kind: wordUnknown, what: "$'...' quoting"}
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return wordVal{kind: wordUnknown, what: `$"..." quoting`}
+			}
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return wordVal{kind: wordUnknown, what: partName(q)}
+				}
+				s := lit.Value
+				for i := 0; i < len(s); i++ {
+					if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+						i++
+						if s[i] != '\n' {
+							b.WriteByte(s[i])
+						}
+						continue
+					}
+					b.WriteByte(s[i])
+				}
+			}
+		default:
+			return wordVal{kind: wordUnknown, what: partName(p)}
+		}
+	}
+	return wordVal{kind: kind, text: b.String()}
+}
+
+func partName(p syntax.WordPart) string {
+	switch p.(type) {
+	case *syntax.ParamExp:
+		return "a variable expansion"
+	case *syntax.CmdSubst:
+		return "a command substitution"
+	case *syntax.ArithmExp:
+		return "an arithmetic expansion"
+	case *syntax.ProcSubst:
+		return "a process substitution"
+	case *syntax.ExtGlob:
+		return "an extended glob"
+	case *syntax.BraceExp:
+		return "a brace expansion"
+	}
+	return fmt.Sprintf("%T", p)
+}
+
+// maxDepth bounds how deeply wrappers and shells may nest (`sh -c "env
+// timeout 5 sh -c ..."`) before the command is denied.
+const maxDepth = 8
+
+// checker judges one command; it carries the scope and the nesting depth.
+type checker struct {
+	p     *Policy
+	ws    string
+	alias []string
+	cwds  []string // folders a shell-mode cd may have moved to
+	depth int
+}
+
+// CheckCommand decides whether a command may run. Rules are matched word by
+// word against argv: commands.deny beats commands.ask beats commands.allow,
+// and a command no rule matches is denied. Wrappers (env, timeout, xargs,
+// find -exec, sh -c, ...) are judged as what they run; path arguments must
+// stay inside the workspace or a commands.read_only_dirs folder. A Shell
+// command is denied unless commands.shell is true, and then every simple
+// command inside is judged and the most restrictive decision wins.
+func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
+	c := &checker{p: p}
+	if s.Workspace != "" {
+		c.ws = path.Clean(s.Workspace)
+	}
+	for _, a := range s.Aliases {
+		if a != "" {
+			c.alias = append(c.alias, path.Clean(a))
+		}
+	}
+	// Argv is what runs when Shell is false; otherwise sh -c Line runs.
+	if cmd.Shell || cmd.Argv == nil {
+		return c.line(cmd.Line)
+	}
+	return c.argv(cmd.Argv)
+}
+
+func deny(rule, format string, args ...any) Decision {
+	return Decision{Verdict: Deny, Rule: rule, Reason: fmt.Sprintf(format, args...)}
+}
+
+// worse returns the more restrictive decision; between two allows it keeps
+// both rules so that an audit shows every rule a shell line relied on.
+func worse(a, b Decision) Decision {
+	switch {
+	case b.Verdict < a.Verdict:
+		return b
+	case a.Verdict == Allow && b.Verdict == Allow && b.Rule != a.Rule && !strings.Contains(a.Rule, b.Rule):
+		a.Rule += "; " + b.Rule
+		a.Reason += "; " + b.Reason
+	}
+	return a
+}
+
+func (c *checker) sub() *checker {
+	n := *c
+	n.cwds = append([]string(nil), c.cwds...)
+	n.depth++
+	return &n
+}
+
+// line judges a command line: a plain simple command as argv, anything else
+// as a shell script.
+func (c *checker) line(line string) Decision {
+	f, err := parseShell(line)
+	if err != nil {
+		return deny("syntax-error", "the command does not parse: %v", err)
+	}
+	if len(f.Stmts) == 0 {
+		return deny("empty-command", "the command line is empty")
+	}
+	if argv, ok := simpleArgv(f); ok {
+		return c.argv(argv)
+	}
+	if !c.p.shell {
+		return deny("shell-disabled", "the line needs a shell (pipes, redirections, ;, &&, substitutions, globs or variables) and commands.shell is false; run one plain command")
+	}
+	if c.depth >= maxDepth {
+		return deny("too-deep", "shells and wrappers nest more than %d deep", maxDepth)
+	}
+	sc := &shellChecker{c: c.sub()}
+	return sc.stmts(f.Stmts)
+}
+
+// argv judges one program invocation.
+func (c *checker) argv(argv []string) Decision {
+	if c.depth > maxDepth {
+		return deny("too-deep", "shells and wrappers nest more than %d deep", maxDepth)
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return deny("empty-command", "no program to run")
+	}
+	if argv[0] == unknownWord {
+		return deny("unknown-program", "the program name is known only at run time, so it cannot be judged")
+	}
+	if why, ok := deniedBuiltins[argv[0]]; ok {
+		return deny("shell-builtin", "%s", why)
+	}
+	if argv[0] == "sed" {
+		// sed scripts look like paths (/^x/d); judgeSed checks the other
+		// words itself.
+		return judgeSed(c, argv)
+	}
+	if d, bad := c.args(argv); bad {
+		return d
+	}
+	if w, ok := wrappers[argv[0]]; ok {
+		return w(c, argv)
+	}
+	if isPython(argv[0]) {
+		return judgePython(c, argv)
+	}
+	return c.rules(argv, nil)
+}
+
+// explicit returns the decision of a deny or ask rule that matches argv, if
+// any. Wrappers use it: a wrapper needs no allow rule of its own, but deny
+// and ask rules written for it still hold.
+func (c *checker) explicit(argv []string) (Decision, bool) {
+	for _, r := range c.p.cmdDeny {
+		if r.match(argv, true) {
+			return ruleDecision(Deny, r, argv), true
+		}
+	}
+	for _, r := range c.p.cmdAsk {
+		if r.match(argv, false) {
+			return ruleDecision(Ask, r, argv), true
+		}
+	}
+	return Decision{}, false
+}
+
+// rules matches argv against the command rules in order deny, ask, allow.
+// keep, when set, limits the ask and allow rules that may match (deny rules
+// always apply).
+func (c *checker) rules(argv []string, keep func(*commandPattern) bool) Decision {
+	for _, r := range c.p.cmdDeny {
+		if r.match(argv, true) {
+			return ruleDecision(Deny, r, argv)
+		}
+	}
+	for _, l := range []struct {
+		rules []*commandPattern
+		v     Verdict
+	}{{c.p.cmdAsk, Ask}, {c.p.cmdAllow, Allow}} {
+		for _, r := range l.rules {
+			if (keep == nil || keep(r)) && r.match(argv, false) {
+				return ruleDecision(l.v, r, argv)
+			}
+		}
+	}
+	if strings.Contains(argv[0], "/") {
+		return deny("default-deny", "program %q is named by a path and no rule names that path (a rule for the bare name does not match it)", argv[0])
+	}
+	return deny("default-deny", "no commands rule matches %q", showArgv(argv))
+}
+
+func ruleDecision(v Verdict, r *commandPattern, argv []string) Decision {
+	return Decision{Verdict: v, Rule: r.String(),
+		Reason: fmt.Sprintf("%q matches %s %q", showArgv(argv), r.list, r.src)}
+}
+
+// showArgv renders argv for a reason, quoting words with blanks.
+func showArgv(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch {
+		case a == unknownWord:
+			b.WriteString("<unknown>")
+		case a == "" || strings.ContainsAny(a, " \t\n'\"\\"):
+			b.WriteString(syntaxQuote(a))
+		default:
+			b.WriteString(a)
+		}
+	}
+	return b.String()
+}
+
+func syntaxQuote(s string) string {
+	if q, err := syntax.Quote(s, syntax.LangPOSIX); err == nil {
+		return q
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// args confines the path arguments of argv. A word (or the value of a
+// --flag=value or NAME=value word, or what follows a short flag such as
+// -o/x) that is absolute, starts with ~ or contains .. is cleaned against
+// the workspace; it must stay inside it or inside a read-only toolchain
+// folder. A word that names a workspace path under paths.deny is denied too.
+func (c *checker) args(argv []string) (Decision, bool) {
+	for _, a := range argv {
+		if a == unknownWord {
+			continue
+		}
+		if d, bad := c.pathWord(a); bad {
+			return d, true
+		}
+		if k := strings.IndexByte(a, '='); k >= 0 {
+			if d, bad := c.pathWord(a[k+1:]); bad {
+				return d, true
+			}
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && (a[2] == '/' || a[2] == '~' || a[2] == '.') {
+			if d, bad := c.pathWord(a[2:]); bad {
+				return d, true
+			}
+		}
+	}
+	return Decision{}, false
+}
+
+// pathWord checks one word that may be a path.
+func (c *checker) pathWord(w string) (Decision, bool) {
+	if w == "" {
+		return Decision{}, false
+	}
+	for _, pl := range c.places(w) {
+		switch pl.where {
+		case outside:
+			return deny("path-outside-workspace", "argument %q is outside the workspace and outside commands.read_only_dirs", w), true
+		case inside:
+			if r, ok := c.p.deniedPath(pl.rel); ok {
+				return deny(r.String(), "argument %q names %q, denied by paths.deny %q", w, pl.rel, r.src), true
+			}
+		}
+	}
+	return Decision{}, false
+}
+
+type place int
+
+const (
+	inside place = iota
+	readOnly
+	outside
+)
+
+type placed struct {
+	rel   string
+	where place
+}
+
+// places resolves a word that may be a path: inside the workspace (with its
+// cleaned relative path), inside a read-only folder, or outside both. After
+// a cd in shell mode a relative word is resolved against the workspace root
+// and against every folder cd named, because which one applies depends on
+// how the script runs.
+func (c *checker) places(w string) []placed {
+	switch {
+	case strings.HasPrefix(w, "~"):
+		clean := path.Clean(w)
+		for _, d := range c.p.readOnlyDirs {
+			if strings.HasPrefix(d, "~") && within(clean, d) {
+				return []placed{{where: readOnly}}
+			}
+		}
+		return []placed{{where: outside}}
+	case strings.HasPrefix(w, "/"):
+		clean := path.Clean(w)
+		for _, root := range append([]string{c.ws}, c.alias...) {
+			if root == "" {
+				continue
+			}
+			if within(clean, root) {
+				rel := strings.TrimPrefix(strings.TrimPrefix(clean, root), "/")
+				if rel == "" {
+					rel = "."
+				}
+				return []placed{{rel: rel}}
+			}
+		}
+		for _, d := range c.p.readOnlyDirs {
+			if within(clean, d) {
+				return []placed{{where: readOnly}}
+			}
+		}
+		if clean == "/dev/null" {
+			return []placed{{where: readOnly}}
+		}
+		return []placed{{where: outside}}
+	}
+	out := make([]placed, 0, 1+len(c.cwds))
+	for _, dir := range append([]string{"."}, c.cwds...) {
+		clean := path.Join(dir, w)
+		if clean == ".." || strings.HasPrefix(clean, "../") {
+			return []placed{{where: outside}}
+		}
+		out = append(out, placed{rel: clean})
+	}
+	return out
+}
+
+// within reports whether clean path p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || (strings.HasPrefix(p, dir) && (dir == "/" || p[len(dir)] == '/'))
+}

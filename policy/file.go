@@ -1,0 +1,526 @@
+package policy
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+var (
+	defaultOnce   sync.Once
+	defaultPolicy *Policy
+)
+
+// Default returns the built-in strict policy (default.yaml in this package,
+// the same rules as configs/policy.strict.yaml): read-mostly, only Go and
+// Python test and build commands, no shell, no network.
+func Default() *Policy {
+	defaultOnce.Do(func() {
+		p, err := Parse("policy/default.yaml", defaultYAML)
+		if err != nil {
+			panic("policy: built-in default: " + err.Error())
+		}
+		defaultPolicy = p
+	})
+	return defaultPolicy
+}
+
+// Load reads and parses a policy file.
+func Load(path string) (*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load policy: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a policy file; name is used in error messages and in
+// Decision.Rule. Every problem (unknown key, wrong type, bad duration or
+// size, malformed pattern, unknown version or mode) is a *FileError naming
+// the line and the key.
+func Parse(name string, data []byte) (*Policy, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(name, nil, err)
+	}
+	if len(f.Docs) != 1 || f.Docs[0] == nil || f.Docs[0].Body == nil {
+		if len(f.Docs) > 1 {
+			return nil, &FileError{File: name, Msg: "more than one YAML document"}
+		}
+		return nil, &FileError{File: name, Line: 1, Msg: "empty policy file (version: 1 is required)"}
+	}
+	var raw rawPolicy
+	if err := yaml.NodeToValue(f.Docs[0].Body, &raw, yaml.Strict()); err != nil {
+		return nil, yamlError(name, f, err)
+	}
+	return build(name, f, &raw)
+}
+
+// scalar is one leaf of the file with its position; the decoder fills it
+// and build checks its type, so messages speak of keys and lines, not Go
+// types.
+type scalar struct {
+	set   bool
+	kind  ast.NodeType
+	value string
+	line  int
+	col   int
+	key   string
+}
+
+func (s *scalar) UnmarshalYAML(n ast.Node) error {
+	tk := n.GetToken()
+	*s = scalar{set: true, kind: n.Type(), key: keyOf(n.GetPath())}
+	if tk != nil {
+		s.line, s.col = tk.Position.Line, tk.Position.Column
+	}
+	switch v := n.(type) {
+	case *ast.StringNode:
+		s.value = v.Value
+	case *ast.LiteralNode:
+		s.value = v.Value.Value
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		s.value = tk.Value
+	case *ast.NullNode:
+		s.set = false
+	default:
+		return &FileError{Line: s.line, Column: s.col, Key: s.key,
+			Msg: fmt.Sprintf("want a single value, got %s", withArticle(n.Type().YAMLName()))}
+	}
+	return nil
+}
+
+type rawPolicy struct {
+	Version   scalar `yaml:"version"`
+	Mode      scalar `yaml:"mode"`
+	Workspace scalar `yaml:"workspace"`
+	Paths     struct {
+		Deny     []scalar `yaml:"deny"`
+		ReadOnly []scalar `yaml:"read_only"`
+		Allow    []scalar `yaml:"allow"`
+	} `yaml:"paths"`
+	Commands struct {
+		Allow        []scalar `yaml:"allow"`
+		Ask          []scalar `yaml:"ask"`
+		Deny         []scalar `yaml:"deny"`
+		Shell        scalar   `yaml:"shell"`
+		ReadOnlyDirs []scalar `yaml:"read_only_dirs"`
+	} `yaml:"commands"`
+	Limits struct {
+		Timeout scalar `yaml:"timeout"`
+		Memory  scalar `yaml:"memory"`
+		CPUs    scalar `yaml:"cpus"`
+		Pids    scalar `yaml:"pids"`
+		Output  scalar `yaml:"output"`
+		Network scalar `yaml:"network"`
+	} `yaml:"limits"`
+	Confirm struct {
+		Timeout scalar `yaml:"timeout"`
+		Default scalar `yaml:"default"`
+	} `yaml:"confirm"`
+	Tools struct {
+		Allow []scalar `yaml:"allow"`
+		Ask   []scalar `yaml:"ask"`
+		Deny  []scalar `yaml:"deny"`
+	} `yaml:"tools"`
+}
+
+// Defaults applied when a file omits a key.
+const (
+	DefaultTimeout        = 120 * time.Second
+	DefaultMemory         = 1 << 30
+	DefaultCPUs           = 1.0
+	DefaultPids           = 256
+	DefaultOutput         = 64 << 10
+	DefaultConfirmTimeout = 5 * time.Minute
+)
+
+type builder struct {
+	name string
+	file *ast.File
+	errs []error
+}
+
+// locate fills in the position of an item the decoder left empty (a null
+// list item), from its key.
+func (b *builder) locate(s *scalar, key string) {
+	s.key = key
+	if b.file == nil {
+		return
+	}
+	p, err := yaml.PathString("$." + key)
+	if err != nil {
+		return
+	}
+	if n, err := p.FilterFile(b.file); err == nil && n != nil && n.GetToken() != nil {
+		s.line, s.col = n.GetToken().Position.Line, n.GetToken().Position.Column
+	}
+}
+
+func (b *builder) fail(s scalar, format string, args ...any) {
+	b.errs = append(b.errs, &FileError{File: b.name, Line: s.line, Column: s.col, Key: s.key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
+	b := &builder{name: name, file: f}
+	p := &Policy{
+		name: name,
+		limits: Limits{
+			Timeout: DefaultTimeout, Memory: DefaultMemory, CPUs: DefaultCPUs,
+			Pids: DefaultPids, Output: DefaultOutput,
+		},
+		confirmTimeout: DefaultConfirmTimeout,
+		workspace:      ".",
+	}
+
+	switch {
+	case !raw.Version.set:
+		b.errs = append(b.errs, &FileError{File: name, Line: 1, Key: "version", Msg: "required (version: 1)"})
+	case raw.Version.kind != ast.IntegerType || raw.Version.value != "1":
+		b.fail(raw.Version, "unknown version %q (this Trio reads version 1)", raw.Version.value)
+	}
+	if raw.Mode.set {
+		switch m := b.str(raw.Mode); m {
+		case "interactive":
+		case "unattended":
+			p.unattended = true
+		default:
+			b.fail(raw.Mode, "unknown mode %q (want interactive or unattended)", m)
+		}
+	}
+	if raw.Workspace.set {
+		if w := b.str(raw.Workspace); w == "" {
+			b.fail(raw.Workspace, "empty workspace")
+		} else {
+			p.workspace = w
+		}
+	}
+
+	p.pathDeny = b.pathRules("paths.deny", raw.Paths.Deny)
+	p.pathReadOnly = b.pathRules("paths.read_only", raw.Paths.ReadOnly)
+	p.pathAllow = b.pathRules("paths.allow", raw.Paths.Allow)
+	p.hasPathAllow = raw.Paths.Allow != nil
+
+	p.cmdDeny = b.commandRules("commands.deny", raw.Commands.Deny)
+	p.cmdAsk = b.commandRules("commands.ask", raw.Commands.Ask)
+	p.cmdAllow = b.commandRules("commands.allow", raw.Commands.Allow)
+	if raw.Commands.Shell.set {
+		p.shell = b.boolean(raw.Commands.Shell)
+	}
+	for i, s := range raw.Commands.ReadOnlyDirs {
+		if !s.set {
+			b.locate(&s, fmt.Sprintf("commands.read_only_dirs[%d]", i))
+			b.fail(s, "empty directory (a bare ~ is null in YAML; quote it)")
+			continue
+		}
+		d := b.str(s)
+		switch {
+		case d == "":
+			b.fail(s, "empty directory")
+		case !strings.HasPrefix(d, "/") && d != "~" && !strings.HasPrefix(d, "~/"):
+			b.fail(s, "%q is not absolute (start it with / or ~/)", d)
+		case d == "/":
+			b.fail(s, `"/" would let arguments name the whole file system`)
+		default:
+			p.readOnlyDirs = append(p.readOnlyDirs, path.Clean(d))
+		}
+	}
+
+	l := &raw.Limits
+	if l.Timeout.set {
+		p.limits.Timeout = b.duration(l.Timeout)
+	}
+	if l.Memory.set {
+		p.limits.Memory = b.size(l.Memory)
+	}
+	if l.CPUs.set {
+		v, err := strconv.ParseFloat(l.CPUs.value, 64)
+		if (l.CPUs.kind != ast.IntegerType && l.CPUs.kind != ast.FloatType) || err != nil || !(v > 0) || math.IsInf(v, 0) {
+			b.fail(l.CPUs, "want a positive number of CPUs, got %q", l.CPUs.value)
+		}
+		p.limits.CPUs = v
+	}
+	if l.Pids.set {
+		v, err := strconv.ParseInt(l.Pids.value, 10, 64)
+		if l.Pids.kind != ast.IntegerType || err != nil || v <= 0 {
+			b.fail(l.Pids, "want a positive whole number, got %q", l.Pids.value)
+		}
+		p.limits.Pids = v
+	}
+	if l.Output.set {
+		p.limits.Output = b.size(l.Output)
+	}
+	if l.Network.set {
+		p.limits.Network = b.boolean(l.Network)
+	}
+
+	if raw.Confirm.Timeout.set {
+		p.confirmTimeout = b.duration(raw.Confirm.Timeout)
+	}
+	if raw.Confirm.Default.set {
+		if d := b.str(raw.Confirm.Default); d != "deny" {
+			b.fail(raw.Confirm.Default, "%q is not supported: an unanswered confirmation is always a no (write deny)", d)
+		}
+	}
+
+	p.toolDeny = b.toolRules("tools.deny", raw.Tools.Deny)
+	p.toolAsk = b.toolRules("tools.ask", raw.Tools.Ask)
+	p.toolAllow = b.toolRules("tools.allow", raw.Tools.Allow)
+
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	return p, nil
+}
+
+func (b *builder) str(s scalar) string {
+	if s.kind != ast.StringType && s.kind != ast.LiteralType {
+		b.fail(s, "want a string, got %s %s", s.kind.YAMLName(), s.value)
+		return ""
+	}
+	return s.value
+}
+
+func (b *builder) boolean(s scalar) bool {
+	if s.kind != ast.BoolType {
+		b.fail(s, "want true or false, got %q", s.value)
+		return false
+	}
+	return s.value == "true" || s.value == "True" || s.value == "TRUE"
+}
+
+func (b *builder) duration(s scalar) time.Duration {
+	d, err := time.ParseDuration(s.value)
+	if s.kind != ast.StringType || err != nil || d <= 0 {
+		b.fail(s, "want a positive duration such as 90s or 5m, got %q", s.value)
+		return 0
+	}
+	return d
+}
+
+func (b *builder) size(s scalar) int64 {
+	n, err := parseSize(s.value)
+	if (s.kind != ast.StringType && s.kind != ast.IntegerType) || err != nil {
+		b.fail(s, "want a size such as 512MiB, 1GiB or 65536, got %q", s.value)
+		return 0
+	}
+	return n
+}
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"TB", 1000 * 1000 * 1000 * 1000},
+	{"B", 1},
+}
+
+// parseSize reads a positive byte count: a whole number with an optional
+// unit B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers of
+// 1000).
+func parseSize(s string) (int64, error) {
+	num, mult := s, int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("bad size")
+	}
+	if n > math.MaxInt64/mult {
+		return 0, errors.New("size overflows")
+	}
+	return n * mult, nil
+}
+
+func (b *builder) ruleOf(list string, i int, s scalar) rule {
+	if s.key == "" {
+		s.key = fmt.Sprintf("%s[%d]", list, i)
+	}
+	return rule{list: list, src: s.value, line: s.line, file: b.name}
+}
+
+func (b *builder) commandRules(list string, ss []scalar) []*commandPattern {
+	var out []*commandPattern
+	for i, s := range ss {
+		if !s.set {
+			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
+			b.fail(s, "empty pattern")
+			continue
+		}
+		src := b.str(s)
+		if src == "" {
+			if s.kind == ast.StringType {
+				b.fail(s, "empty pattern")
+			}
+			continue
+		}
+		p, err := compileCommandPattern(b.ruleOf(list, i, s))
+		if err != nil {
+			b.fail(s, "pattern %q: %v", src, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (b *builder) pathRules(list string, ss []scalar) []pathRule {
+	var out []pathRule
+	for i, s := range ss {
+		if !s.set {
+			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
+			b.fail(s, "empty glob")
+			continue
+		}
+		src := b.str(s)
+		if src == "" {
+			if s.kind == ast.StringType {
+				b.fail(s, "empty glob")
+			}
+			continue
+		}
+		g, err := compilePathGlob(src)
+		if err != nil {
+			b.fail(s, "glob %q: %v", src, err)
+			continue
+		}
+		out = append(out, pathRule{rule: b.ruleOf(list, i, s), g: g})
+	}
+	return out
+}
+
+func (b *builder) toolRules(list string, ss []scalar) []pathRule {
+	var out []pathRule
+	for i, s := range ss {
+		if !s.set {
+			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
+			b.fail(s, "empty pattern")
+			continue
+		}
+		src := b.str(s)
+		if src == "" {
+			if s.kind == ast.StringType {
+				b.fail(s, "empty pattern")
+			}
+			continue
+		}
+		g, err := compileWordGlob(src)
+		if err == nil && strings.ContainsAny(src, " \t/") {
+			err = errors.New("tool names have no blanks or slashes")
+		}
+		if err != nil {
+			b.fail(s, "pattern %q: %v", src, err)
+			continue
+		}
+		out = append(out, pathRule{rule: b.ruleOf(list, i, s), g: g})
+	}
+	return out
+}
+
+// keyOf turns a go-yaml path ("$.limits.cpus", "$.commands.allow[1]") into
+// the dotted key a person reads.
+func keyOf(p string) string {
+	p = strings.TrimPrefix(p, "$")
+	return strings.TrimPrefix(p, ".")
+}
+
+// yamlError turns a go-yaml error into a *FileError with the line and, when
+// the offending node can be found, its key.
+func yamlError(name string, f *ast.File, err error) error {
+	var fe *FileError
+	if errors.As(err, &fe) {
+		fe.File = name
+		return fe
+	}
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		return &FileError{File: name, Msg: err.Error()}
+	}
+	out := &FileError{File: name, Msg: ye.GetMessage()}
+	tk := ye.GetToken()
+	if tk != nil {
+		out.Line, out.Column = tk.Position.Line, tk.Position.Column
+		out.Key = keyAt(f, tk)
+	}
+	var te *yaml.TypeError
+	var ue *yaml.UnexpectedNodeTypeError
+	var uf *yaml.UnknownFieldError
+	switch {
+	case errors.As(err, &uf):
+		out.Msg = uf.Message + " (check the spelling; see docs/policy.md for every key)"
+	case errors.As(err, &ue):
+		out.Msg = fmt.Sprintf("want a %s, got %s", ue.Expected.YAMLName(), withArticle(ue.Actual.YAMLName()))
+	case errors.As(err, &te):
+		out.Msg = fmt.Sprintf("wrong type: got %s", te.SrcType)
+	case strings.Contains(out.Msg, "could not find alias"):
+		out.Msg += " (a pattern that starts with * must be quoted)"
+	}
+	return out
+}
+
+func withArticle(s string) string {
+	if s == "int" {
+		return "an integer"
+	}
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// keyAt finds the key of the node that holds tk.
+func keyAt(f *ast.File, tk *token.Token) string {
+	if f == nil {
+		return ""
+	}
+	var found string
+	for _, d := range f.Docs {
+		ast.Walk(visitor(func(n ast.Node) bool {
+			if found != "" {
+				return false
+			}
+			if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil && mv.Key.GetToken() == tk {
+				found = keyOf(mv.Key.GetPath())
+				if found == "" {
+					found = mv.Key.String()
+				}
+				return false
+			}
+			if n.GetToken() == tk {
+				found = keyOf(n.GetPath())
+				return false
+			}
+			return true
+		}), d)
+	}
+	return found
+}
+
+type visitor func(ast.Node) bool
+
+func (v visitor) Visit(n ast.Node) ast.Visitor {
+	if n == nil || !v(n) {
+		return nil
+	}
+	return v
+}

@@ -1,0 +1,295 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shellChecker walks a shell script (shell mode only) and judges every
+// simple command, redirection and construct in it. Constructs whose effect
+// depends on values known only at run time are denied.
+type shellChecker struct {
+	c *checker
+}
+
+func (s *shellChecker) stmts(sts []*syntax.Stmt) Decision {
+	d := Decision{Verdict: Allow, Rule: "shell", Reason: "empty block"}
+	for i, st := range sts {
+		sd := s.stmt(st)
+		if i == 0 {
+			d = sd
+		} else {
+			d = worse(d, sd)
+		}
+		if d.Verdict == Deny {
+			return d
+		}
+	}
+	return d
+}
+
+func (s *shellChecker) stmt(st *syntax.Stmt) Decision {
+	if st == nil {
+		return Decision{Verdict: Allow, Rule: "shell", Reason: "empty statement"}
+	}
+	if st.Background {
+		return deny("shell-background", "background jobs (&) could outlive the command's time limit")
+	}
+	if st.Coprocess {
+		return deny("shell-unsupported", "coprocesses cannot be judged")
+	}
+	d := Decision{Verdict: Allow, Rule: "shell", Reason: "redirections stay inside the workspace"}
+	for _, r := range st.Redirs {
+		if rd := s.redirect(r); rd.Verdict == Deny {
+			return rd
+		}
+	}
+	if st.Cmd == nil {
+		return d
+	}
+	return s.command(st.Cmd)
+}
+
+func (s *shellChecker) redirect(r *syntax.Redirect) Decision {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if r.Hdoc != nil {
+			for _, p := range r.Hdoc.Parts {
+				if _, ok := p.(*syntax.Lit); !ok {
+					return deny("shell-unjudgeable", "the here-document contains %s, which cannot be judged", partName(p))
+				}
+			}
+		}
+		return Decision{Verdict: Allow}
+	case syntax.DplIn, syntax.DplOut:
+		v := wordValue(r.Word)
+		if v.kind == wordLiteral && (v.text == "-" || isDigits(v.text)) {
+			return Decision{Verdict: Allow}
+		}
+		return deny("shell-unjudgeable", "redirection %s%s duplicates something other than a file descriptor", r.Op, v.text)
+	case syntax.RdrIn:
+		return s.redirPath(r, Read)
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrInOut:
+		return s.redirPath(r, Write)
+	}
+	return deny("shell-unsupported", "redirection %s is not supported", r.Op)
+}
+
+func (s *shellChecker) redirPath(r *syntax.Redirect, a Access) Decision {
+	v := wordValue(r.Word)
+	if v.kind != wordLiteral {
+		return deny("shell-unjudgeable", "the target of redirection %s is not a plain file name", r.Op)
+	}
+	for _, pl := range s.c.places(v.text) {
+		switch pl.where {
+		case outside:
+			return deny("path-outside-workspace", "redirection %s %q is outside the workspace", r.Op, v.text)
+		case readOnly:
+			if a == Write && v.text != "/dev/null" {
+				return deny("path-outside-workspace", "redirection %s %q writes outside the workspace", r.Op, v.text)
+			}
+		case inside:
+			if d := s.c.p.CheckPath(pl.rel, a); d.Verdict == Deny {
+				return deny(d.Rule, "redirection %s %q: %s", r.Op, v.text, d.Reason)
+			}
+		}
+	}
+	return Decision{Verdict: Allow}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *shellChecker) command(cmd syntax.Command) Decision {
+	switch x := cmd.(type) {
+	case *syntax.CallExpr:
+		return s.call(x)
+	case *syntax.BinaryCmd:
+		return worseStop(s.stmt(x.X), func() Decision { return s.stmt(x.Y) })
+	case *syntax.Subshell:
+		return s.stmts(x.Stmts)
+	case *syntax.Block:
+		return s.stmts(x.Stmts)
+	case *syntax.IfClause:
+		d := s.stmts(x.Cond)
+		d = worseStop(d, func() Decision { return s.stmts(x.Then) })
+		if x.Else != nil {
+			d = worseStop(d, func() Decision { return s.command(x.Else) })
+		}
+		return d
+	case *syntax.WhileClause:
+		return worseStop(s.stmts(x.Cond), func() Decision { return s.stmts(x.Do) })
+	case *syntax.ForClause:
+		wi, ok := x.Loop.(*syntax.WordIter)
+		if !ok {
+			return deny("shell-unsupported", "this kind of for loop is not supported")
+		}
+		for _, w := range wi.Items {
+			if _, d, bad := s.word(w); bad {
+				return d
+			}
+		}
+		return s.stmts(x.Do)
+	case *syntax.CaseClause:
+		if v := wordValue(x.Word); v.kind != wordLiteral {
+			return deny("shell-unjudgeable", "case on %s cannot be judged", nonEmpty(v.what, "a glob"))
+		}
+		d := Decision{Verdict: Allow, Rule: "shell"}
+		for _, it := range x.Items {
+			d = worseStop(d, func() Decision { return s.stmts(it.Stmts) })
+		}
+		return d
+	case *syntax.FuncDecl:
+		return deny("shell-function", "defining shell functions is denied: a function could shadow an allowed program's name")
+	}
+	return deny("shell-unsupported", "%s is not supported in commands", nodeName(cmd))
+}
+
+// worseStop combines d with the decision next computes, skipping next when
+// d already denies.
+func worseStop(d Decision, next func() Decision) Decision {
+	if d.Verdict == Deny {
+		return d
+	}
+	return worse(d, next())
+}
+
+func nodeName(n syntax.Node) string {
+	return fmt.Sprintf("%T", n)[len("*syntax."):]
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// word resolves one argument in shell mode. A glob is confined by its
+// literal text and then stands for unknown words.
+func (s *shellChecker) word(w *syntax.Word) (string, Decision, bool) {
+	v := wordValue(w)
+	switch v.kind {
+	case wordUnknown:
+		return "", deny("shell-unjudgeable", "%s is known only at run time, so the command cannot be judged", v.what), true
+	case wordGlob:
+		if d, bad := s.c.pathWord(v.text); bad {
+			return "", d, true
+		}
+		return unknownWord, Decision{}, false
+	}
+	return v.text, Decision{}, false
+}
+
+// Builtins whose arguments are code or change how later commands resolve.
+var deniedBuiltins = map[string]string{
+	"eval":    "eval runs text that cannot be judged",
+	"trap":    "trap runs text that cannot be judged",
+	"alias":   "aliases could shadow an allowed program's name",
+	"unalias": "aliases could shadow an allowed program's name",
+	"hash":    "hash changes which file a program name runs",
+	"fc":      "fc runs commands from history",
+}
+
+func (s *shellChecker) call(x *syntax.CallExpr) Decision {
+	for _, as := range x.Assigns {
+		if as.Name == nil || as.Append || as.Naked || as.Index != nil || as.Array != nil {
+			return deny("shell-unsupported", "this kind of assignment is not supported")
+		}
+		if why := dangerousVar(as.Name.Value); why != "" {
+			return deny("dangerous-variable", "setting %s is denied: %s", as.Name.Value, why)
+		}
+		if as.Value != nil {
+			v := wordValue(as.Value)
+			if v.kind != wordLiteral {
+				return deny("shell-unjudgeable", "the value of %s is %s", as.Name.Value, nonEmpty(v.what, "a glob"))
+			}
+			if d, bad := s.c.pathWord(v.text); bad {
+				return d
+			}
+		}
+	}
+	if len(x.Args) == 0 {
+		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: "assigns a shell variable"}
+	}
+	argv := make([]string, 0, len(x.Args))
+	for i, w := range x.Args {
+		a, d, bad := s.word(w)
+		if bad {
+			return d
+		}
+		if i == 0 && a == unknownWord {
+			return deny("unknown-program", "the program name is a glob, so it cannot be judged")
+		}
+		argv = append(argv, a)
+	}
+	switch argv[0] {
+	case "set":
+		// Shell options (set -e, set -o pipefail) need no rule; set with
+		// other words changes positional parameters, which only expansions
+		// read, and those are denied anyway.
+		for i := 1; i < len(argv); i++ {
+			a := argv[i]
+			if a == "-o" || a == "+o" {
+				i++
+				continue
+			}
+			if len(a) < 2 || (a[0] != '-' && a[0] != '+') || a == unknownWord {
+				return deny("shell-builtin", "set %q is not a shell option", a)
+			}
+		}
+		return Decision{Verdict: Allow, Rule: "shell-set", Reason: "sets shell options"}
+	case "export", "readonly", "local", "unset":
+		// Variables set here reach every later command, so the same checks
+		// as for NAME=VALUE prefixes apply.
+		for _, a := range argv[1:] {
+			if a == unknownWord {
+				return deny("shell-unjudgeable", "%s with a glob cannot be judged", argv[0])
+			}
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			name, val, hasVal := strings.Cut(a, "=")
+			if why := dangerousVar(name); why != "" {
+				return deny("dangerous-variable", "%s %s is denied: %s", argv[0], name, why)
+			}
+			if hasVal {
+				if d, bad := s.c.pathWord(val); bad {
+					return d
+				}
+			}
+		}
+		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: argv[0] + " of ordinary variables"}
+	case "cd":
+		// cd changes the folder later relative paths are read from; it must
+		// name one folder inside the workspace so they stay judged from it.
+		if len(argv) != 2 || argv[1] == "-" || argv[1] == unknownWord {
+			return deny("shell-cd", "cd must name exactly one folder in the workspace (a bare cd goes home)")
+		}
+		if d, bad := s.c.args(argv); bad {
+			return d
+		}
+		for _, pl := range s.c.places(argv[1]) {
+			if pl.where != inside {
+				return deny("path-outside-workspace", "cd %q leaves the workspace", argv[1])
+			}
+			if pl.rel != "." && !slices.Contains(s.c.cwds, pl.rel) {
+				s.c.cwds = append(s.c.cwds, pl.rel)
+			}
+		}
+		return Decision{Verdict: Allow, Rule: "shell-cd", Reason: "cd inside the workspace"}
+	}
+	return s.c.argv(argv)
+}
