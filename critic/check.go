@@ -1,0 +1,501 @@
+package critic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/tools"
+	"github.com/trioagent/trio/tools/testreport"
+)
+
+// Bounds of what one check keeps for the model and for Detail.
+const (
+	maxRawOutput   = 24 << 10 // raw output shown to the critic model per check
+	maxDetailLines = 30       // failing tests / paths listed in a Detail
+	maxMessage     = 300      // bytes of one failure message in a Detail
+)
+
+// checkRun is one deterministic check with what the model needs to see.
+type checkRun struct {
+	result   CheckResult
+	raw      string    // raw output for the model
+	failures []Failure // findings built from this check alone
+}
+
+// Check runs the deterministic checks (see the package doc) and, when one
+// failed, has the model turn the results into Findings. A pass needs no
+// model call. An error means the checks could not run (gate or sandbox
+// failure, cancelled context, unreadable workspace); a failing check is
+// never an error.
+func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error) {
+	// Stray files are judged on the workspace as the Worker left it: the
+	// caches the Critic's own commands create are removed afterwards.
+	rules := newStrayRules(plan.Files(), plan.TestsFolder(), c.baseline, c.allowed)
+	stray, before, err := c.checkStray(rules)
+	if err != nil {
+		return Findings{}, err
+	}
+	defer c.cleanByProducts(rules, before, plan.TestsFolder())
+	runs := make([]checkRun, 0, 4)
+	tests, err := c.checkTests(ctx, plan)
+	if err != nil {
+		return Findings{}, err
+	}
+	runs = append(runs, tests, c.checkFiles(plan))
+	cli, err := c.checkCLI(ctx, plan)
+	if err != nil {
+		return Findings{}, err
+	}
+	runs = append(runs, cli, stray)
+
+	f := Findings{Checks: make([]CheckResult, len(runs))}
+	failed := false
+	for i, r := range runs {
+		f.Checks[i] = r.result
+		failed = failed || !r.result.OK
+	}
+	if !failed {
+		f.Verdict = VerdictPass
+		f.Summary = "every check passed"
+		return f, nil
+	}
+	return c.judge(ctx, plan, runs)
+}
+
+func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, error) {
+	run := checkRun{result: CheckResult{Name: CheckTests}}
+	args, _ := json.Marshal(map[string]string{"command": plan.TestCommand})
+	res, err := c.gate.Call(ctx, c.view, tools.Call{ID: c.nextCallID(runTestsTool), Name: runTestsTool, Arguments: args})
+	if err != nil {
+		return run, fmt.Errorf("critic: run_tests %q: %w", plan.TestCommand, err)
+	}
+	run.raw = rawOutput(res)
+	if res.Denied || !commandRan(res) {
+		why := firstLine(res.Output)
+		run.result.Detail = fmt.Sprintf("the test command %q did not run: %s", plan.TestCommand, why)
+		run.failures = []Failure{{TestID: "test_command", Expected: "the test command runs", Actual: why, Kind: KindRuntime}}
+		return run, nil
+	}
+	rep := parseReport(res)
+	run.result.OK = res.OK && res.ExitCode == 0 && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0
+	var b strings.Builder
+	b.WriteString(rep.Summary())
+	fmt.Fprintf(&b, "; %s", exitLine(res))
+	fails := slices.Clone(rep.Failures)
+	resolve := c.resolver(plan)
+	for i := range fails {
+		fails[i].File = resolve(fails[i].File)
+	}
+	slices.SortStableFunc(fails, func(a, b testreport.Failure) int { return strings.Compare(a.Name, b.Name) })
+	var lines []string
+	for _, x := range fails {
+		l := x.Name
+		if loc := location(x.File, x.Line); loc != "" {
+			l += " (" + loc + ")"
+		}
+		if m := clip(firstLines(x.Message, 3), maxMessage); m != "" {
+			l += ": " + m
+		}
+		if len(lines) == 0 || lines[len(lines)-1] != l {
+			lines = append(lines, l)
+		}
+	}
+	for i, l := range lines {
+		if i == maxDetailLines {
+			fmt.Fprintf(&b, "\n… %d more", len(lines)-i)
+			break
+		}
+		b.WriteString("\n")
+		b.WriteString(l)
+	}
+	run.result.Detail = b.String()
+	if run.result.OK {
+		return run, nil
+	}
+	timedOut := strings.Contains(res.Output, "timed out")
+	oom := strings.Contains(res.Output, "out of memory")
+	for _, x := range fails {
+		k := kindOf(x.Kind, x.Message)
+		switch {
+		case timedOut:
+			k = KindTimeout
+		case oom:
+			k = KindResource
+		}
+		run.failures = append(run.failures, Failure{
+			TestID: x.Name, Location: location(x.File, x.Line),
+			Expected: "the test passes", Actual: clip(x.Message, 2*maxMessage), Kind: k,
+		})
+	}
+	if len(run.failures) == 0 {
+		k, actual := KindAssertion, "no test passed"
+		switch {
+		case timedOut:
+			k, actual = KindTimeout, firstLine(res.Output)
+		case oom:
+			k, actual = KindResource, firstLine(res.Output)
+		case rep.Total() == 0:
+			actual = "no tests ran"
+		}
+		run.failures = []Failure{{TestID: "test_command", Expected: "at least one test runs and every test passes", Actual: actual, Kind: k}}
+	}
+	return run, nil
+}
+
+// resolver returns a function that turns a file name as a test runner
+// printed it (often relative to its package folder) into a
+// workspace-relative path when exactly one planned or acceptance test file
+// fits; otherwise it keeps the name.
+func (c *Critic) resolver(plan planner.Plan) func(string) string {
+	var known []string
+	return func(file string) string {
+		if file == "" || strings.HasPrefix(file, "/") {
+			return file
+		}
+		if _, err := c.ws.Root.Stat(file); err == nil {
+			return file
+		}
+		if known == nil {
+			known = plan.Files()
+			_ = fs.WalkDir(c.ws.Root.FS(), plan.TestsFolder(), func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					known = append(known, p)
+				}
+				return nil
+			})
+		}
+		match := ""
+		for _, k := range known {
+			if strings.HasSuffix(k, "/"+file) {
+				if match != "" && match != k {
+					return file
+				}
+				match = k
+			}
+		}
+		if match == "" {
+			return file
+		}
+		return match
+	}
+}
+
+// commandRan tells a result of a command that ran from a refusal (denied,
+// or arguments the tool rejected before running anything).
+func commandRan(res tools.Result) bool {
+	if res.Denied {
+		return false
+	}
+	return res.OK || res.ExitCode != 0 || res.Stdout != "" || res.Stderr != "" ||
+		strings.Contains(res.Output, "exit code") || strings.Contains(res.Output, "timed out") ||
+		strings.Contains(res.Output, "out of memory")
+}
+
+// parseReport reads the JSON report run_tests appends to its output (after
+// the exit description on the last line); without one it parses the
+// streams.
+func parseReport(res tools.Result) testreport.Report {
+	out := strings.TrimSpace(res.Output)
+	last := out[strings.LastIndexByte(out, '\n')+1:]
+	if i := strings.IndexByte(last, '{'); i >= 0 {
+		var rep testreport.Report
+		if err := json.Unmarshal([]byte(last[i:]), &rep); err == nil {
+			return rep
+		}
+	}
+	return testreport.ParseExit("", res.Stdout, res.Stderr, res.ExitCode)
+}
+
+func (c *Critic) checkFiles(plan planner.Plan) checkRun {
+	run := checkRun{result: CheckResult{Name: CheckFiles}}
+	files := plan.Files()
+	var probs []string
+	for _, p := range files {
+		var why string
+		fi, err := c.ws.Root.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			why = "is missing"
+		case err != nil:
+			why = "cannot be read: " + errText(err)
+		case fi.IsDir():
+			why = "is a folder, not a file"
+		case !fi.Mode().IsRegular():
+			why = "is not a regular file"
+		case fi.Size() == 0:
+			why = "is empty"
+		default:
+			continue
+		}
+		probs = append(probs, p+" "+why)
+		run.failures = append(run.failures, Failure{
+			TestID: "file:" + p, Location: p, Expected: "the planned file exists and is not empty",
+			Actual: p + " " + why, Kind: KindMissingFile,
+		})
+	}
+	run.result.OK = len(probs) == 0
+	if run.result.OK {
+		run.result.Detail = fmt.Sprintf("all %d planned files exist and are not empty", len(files))
+	} else {
+		run.result.Detail = listDetail(fmt.Sprintf("%d of %d planned files are missing or empty", len(probs), len(files)), probs)
+	}
+	run.raw = run.result.Detail
+	return run
+}
+
+func (c *Critic) checkCLI(ctx context.Context, plan planner.Plan) (checkRun, error) {
+	run := checkRun{result: CheckResult{Name: CheckCLI}}
+	if len(plan.CLI) == 0 {
+		run.result.OK = true
+		run.result.Detail = "skipped: the plan declares no command-line program"
+		return run, nil
+	}
+	line := quoteArgv(append(slices.Clone(plan.CLI), "--help"))
+	args, _ := json.Marshal(map[string]string{"command": line})
+	res, err := c.gate.Call(ctx, c.view, tools.Call{ID: c.nextCallID(runCommandTool), Name: runCommandTool, Arguments: args})
+	if err != nil {
+		return run, fmt.Errorf("critic: run_command %q: %w", line, err)
+	}
+	run.raw = rawOutput(res)
+	out := strings.TrimSpace(res.Stdout + res.Stderr)
+	var why string
+	switch {
+	case res.Denied || !commandRan(res):
+		why = "did not run: " + firstLine(res.Output)
+	case res.ExitCode != 0 || !res.OK:
+		why = exitLine(res)
+		if out != "" {
+			why += ": " + clip(firstLines(out, 3), maxMessage)
+		}
+	case out == "":
+		why = "exited 0 but printed nothing"
+	}
+	if why == "" {
+		run.result.OK = true
+		run.result.Detail = fmt.Sprintf("%s: exit code 0, %d bytes of help", line, len(out))
+		return run, nil
+	}
+	run.result.Detail = line + " " + why
+	run.failures = []Failure{{TestID: "cli", Location: strings.Join(plan.CLI, " "),
+		Expected: "--help exits 0 and prints usage", Actual: why, Kind: KindCLI}}
+	return run, nil
+}
+
+func (c *Critic) checkStray(rules *strayRules) (checkRun, []string, error) {
+	run := checkRun{result: CheckResult{Name: CheckStray}}
+	stray, err := rules.findStray(c.ws.Root.FS())
+	if err != nil {
+		return run, nil, err
+	}
+	run.result.OK = len(stray) == 0
+	if run.result.OK {
+		run.result.Detail = "no stray files"
+	} else {
+		run.result.Detail = listDetail(fmt.Sprintf("%d stray paths (caches, temporary files or files outside the plan)", len(stray)), stray)
+		for _, p := range stray {
+			why := "outside the plan"
+			if isCache(p) {
+				why = "a cache or temporary file"
+			}
+			run.failures = append(run.failures, Failure{
+				TestID: "stray:" + p, Location: p, Expected: "no files besides the planned ones",
+				Actual: p + " is " + why + "; delete it", Kind: KindStrayFile,
+			})
+		}
+	}
+	run.raw = run.result.Detail
+	return run, stray, nil
+}
+
+// cleanByProducts removes the caches and temporary files that appeared
+// while the Critic ran its commands (stray now, not before), and any in the
+// tests folder, which the Critic owns. Best effort: what cannot be removed
+// shows as stray next round.
+func (c *Critic) cleanByProducts(rules *strayRules, before []string, testsDir string) {
+	fsys := c.ws.Root.FS()
+	after, err := rules.findStray(fsys)
+	if err != nil {
+		return
+	}
+	var remove []string
+	for _, p := range after {
+		if !slices.Contains(before, p) && isCache(p) {
+			remove = append(remove, strings.TrimSuffix(p, "/"))
+		}
+	}
+	_ = fs.WalkDir(fsys, testsDir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && p != testsDir && cacheDirs[d.Name()] && d.Name() != "node_modules":
+			remove = append(remove, p)
+			return fs.SkipDir
+		case !d.IsDir() && tempFile.MatchString(d.Name()):
+			remove = append(remove, p)
+		}
+		return nil
+	})
+	for _, p := range remove {
+		_ = c.ws.Root.RemoveAll(p)
+	}
+}
+
+// isCache reports whether a stray path is a cache folder or a cache or
+// temporary file (rather than a file outside the plan).
+func isCache(p string) bool {
+	if strings.HasSuffix(p, "/") {
+		return cacheDirs[pathBase(p)]
+	}
+	return tempFile.MatchString(pathBase(p))
+}
+
+func pathBase(p string) string {
+	p = strings.TrimSuffix(p, "/")
+	return p[strings.LastIndexByte(p, '/')+1:]
+}
+
+// kindOf maps a testreport kind (or, without one, the message) to a Kind.
+func kindOf(k, msg string) Kind {
+	switch k {
+	case testreport.KindAssertion:
+		return KindAssertion
+	case testreport.KindRuntime:
+		return KindRuntime
+	case testreport.KindSyntax, testreport.KindBuild:
+		return KindSyntax
+	case testreport.KindTimeout:
+		return KindTimeout
+	}
+	low := strings.ToLower(msg)
+	switch {
+	case strings.Contains(low, "timed out") || strings.Contains(low, "timeout"):
+		return KindTimeout
+	case strings.Contains(low, "out of memory") || strings.Contains(low, "memoryerror"):
+		return KindResource
+	case strings.Contains(low, "syntax") || strings.Contains(low, "undefined:") || strings.Contains(low, "build failed") ||
+		strings.Contains(low, "cannot use") || strings.Contains(low, "importerror") || strings.Contains(low, "modulenotfounderror"):
+		return KindSyntax
+	case strings.Contains(low, "panic") || strings.Contains(low, "traceback") || strings.Contains(low, "exception"):
+		return KindRuntime
+	}
+	return KindAssertion
+}
+
+func location(file string, line int) string {
+	switch {
+	case file == "":
+		return ""
+	case line > 0:
+		return fmt.Sprintf("%s:%d", file, line)
+	}
+	return file
+}
+
+func exitLine(res tools.Result) string {
+	out := strings.TrimSpace(res.Output)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "exit code") || strings.HasPrefix(l, "timed out") || strings.HasPrefix(l, "killed") {
+			if i := strings.Index(l, "; {"); i >= 0 {
+				l = l[:i]
+			}
+			return l
+		}
+	}
+	return fmt.Sprintf("exit code %d", res.ExitCode)
+}
+
+func rawOutput(res tools.Result) string {
+	var b strings.Builder
+	if res.Output != "" {
+		b.WriteString(tailText(res.Output, maxRawOutput))
+		b.WriteString("\n")
+	}
+	if res.Stdout != "" {
+		b.WriteString("--- stdout ---\n")
+		b.WriteString(tailText(res.Stdout, maxRawOutput))
+		b.WriteString("\n")
+	}
+	if res.Stderr != "" {
+		b.WriteString("--- stderr ---\n")
+		b.WriteString(tailText(res.Stderr, maxRawOutput))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func listDetail(head string, items []string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i, it := range items {
+		if i == maxDetailLines {
+			fmt.Fprintf(&b, "\n… %d more", len(items)-i)
+			break
+		}
+		b.WriteString("\n")
+		b.WriteString(it)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string { return firstLines(s, 1) }
+
+func firstLines(s string, n int) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	if len(ls) > n {
+		ls = ls[:n]
+	}
+	return strings.TrimSpace(strings.Join(ls, " / "))
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func tailText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return fmt.Sprintf("[… %d bytes cut …]\n", i) + s[i:]
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%^-]+$`)
+
+// quoteArgv writes argv as a command line the policy's parser reads back
+// into the same words.
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if plainWord.MatchString(a) {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}

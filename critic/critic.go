@@ -1,0 +1,196 @@
+package critic
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/tools"
+)
+
+// Role names the Critic puts in llm.Request.Agent.
+const (
+	AgentCritic       = "critic"
+	AgentTestDesigner = "test_designer"
+)
+
+// Names of the tools the Critic's view must hold.
+const (
+	runTestsTool   = "run_tests"
+	runCommandTool = "run_command"
+)
+
+var (
+	//go:embed prompt_critic.md
+	promptCritic string
+	//go:embed prompt_test_designer.md
+	promptTestDesigner string
+)
+
+// Observer sees every model call the Critic makes, with its reply or error,
+// so that callers can trace tokens per role (req.Agent says which).
+type Observer func(req llm.Request, resp llm.Response, err error)
+
+// Option configures a Critic.
+type Option func(*Critic)
+
+// WithPrompt replaces the embedded system prompt of a role: AgentCritic
+// ("critic") or AgentTestDesigner ("test_designer"). Other roles are
+// ignored.
+func WithPrompt(role, text string) Option {
+	return func(c *Critic) {
+		switch role {
+		case AgentCritic:
+			c.promptCritic = text
+		case AgentTestDesigner:
+			c.promptDesigner = text
+		}
+	}
+}
+
+// WithObserver registers a function called after every model call.
+func WithObserver(o Observer) Option {
+	return func(c *Critic) { c.observer = o }
+}
+
+// WithMaxTokens caps each reply; zero leaves the provider's default.
+func WithMaxTokens(n int) Option {
+	return func(c *Critic) { c.maxTokens = n }
+}
+
+// WithBaseline names workspace-relative files that existed before the run;
+// they are never stray.
+func WithBaseline(paths ...string) Option {
+	return func(c *Critic) {
+		for _, p := range paths {
+			c.baseline[path.Clean(strings.TrimPrefix(strings.TrimSpace(p), "./"))] = true
+		}
+	}
+}
+
+// WithAllowed adds path globs that are never stray. A glob is matched
+// against the slash-separated workspace-relative path, segment by segment
+// with path.Match; "**" matches any number of segments ("runs/**",
+// "**/*.md").
+func WithAllowed(globs ...string) Option {
+	return func(c *Critic) { c.allowed = append(c.allowed, globs...) }
+}
+
+// WithSuite restores the last test suite (from a checkpoint), so that
+// versions keep counting up after a resume.
+func WithSuite(s TestSuite) Option {
+	return func(c *Critic) { c.suite = s }
+}
+
+// Critic designs acceptance tests and checks the Worker's result.
+type Critic struct {
+	model          llm.Model
+	gate           *tools.Gate
+	view           tools.View
+	ws             *tools.Workspace
+	promptCritic   string
+	promptDesigner string
+	observer       Observer
+	maxTokens      int
+	baseline       map[string]bool
+	allowed        []string
+
+	findingsSchema *llm.OutputSchema
+	suiteSchema    *llm.OutputSchema
+
+	mu    sync.Mutex
+	suite TestSuite
+	calls int // tool calls made, for call ids
+}
+
+// New returns a Critic. gate and view run the checks' commands: view must
+// hold run_tests, and run_command when a plan declares a CLI. ws is the
+// workspace; the Critic reads it and writes the acceptance tests through
+// ws.Root.
+func New(model llm.Model, gate *tools.Gate, view tools.View, ws *tools.Workspace, opts ...Option) *Critic {
+	c := &Critic{
+		model:          model,
+		gate:           gate,
+		view:           view,
+		ws:             ws,
+		promptCritic:   promptCritic,
+		promptDesigner: promptTestDesigner,
+		baseline:       make(map[string]bool),
+		findingsSchema: llm.SchemaOf[findingsReply]("findings", "The verdict on one round of checks, with each failure."),
+		suiteSchema:    llm.SchemaOf[suiteReply]("acceptance_tests", "Acceptance test files written from the goal and the plan."),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Suite returns the last test suite written (zero before DesignTests).
+func (c *Critic) Suite() TestSuite {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.suite
+	s.Files = slices.Clone(s.Files)
+	return s
+}
+
+// complete makes one model call and reports it to the observer.
+func (c *Critic) complete(ctx context.Context, agent string, msgs []llm.Message, schema *llm.OutputSchema) (llm.Response, error) {
+	req := llm.Request{
+		Agent:     agent,
+		Messages:  slices.Clip(msgs),
+		Output:    schema,
+		MaxTokens: c.maxTokens,
+	}
+	resp, err := c.model.Complete(ctx, req)
+	if c.observer != nil {
+		c.observer(req, resp, err)
+	}
+	if err != nil {
+		return resp, fmt.Errorf("critic: %s model call: %w", agent, err)
+	}
+	return resp, nil
+}
+
+// nextCallID numbers the Critic's own tool calls so traces can tell them
+// from the Worker's.
+func (c *Critic) nextCallID(tool string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	return fmt.Sprintf("critic-%s-%d", tool, c.calls)
+}
+
+// replyText returns a reply's content, or why it has none.
+func replyText(resp llm.Response) (string, error) {
+	content := strings.TrimSpace(resp.Message.Content)
+	if content != "" {
+		return content, nil
+	}
+	why := "the reply is empty"
+	if len(resp.Message.ToolCalls) > 0 {
+		why = "the reply calls tools instead of answering with JSON"
+	}
+	if resp.FinishReason == "length" {
+		why += " (cut by the token limit)"
+	}
+	return "", fmt.Errorf("%s", why)
+}
+
+// reask appends the model's invalid reply and the problem to msgs.
+func reask(msgs []llm.Message, resp llm.Response, problem string) []llm.Message {
+	reply := resp.Message.Content
+	if strings.TrimSpace(reply) == "" {
+		reply = "(empty reply)"
+	}
+	return append(msgs,
+		llm.Message{Role: llm.RoleAssistant, Content: reply},
+		llm.Message{Role: llm.RoleUser, Content: "Your reply cannot be used:\n" + problem +
+			"\n\nReply again with the whole answer as JSON matching the schema."},
+	)
+}

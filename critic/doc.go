@@ -1,0 +1,60 @@
+// Package critic owns the Critic role: it designs independent acceptance
+// tests and verifies the Worker's result with real checks before a model
+// ever judges it.
+//
+// # Test designer
+//
+// DesignTests gives the goal and the plan — never the implementation — to
+// the model (role "test_designer"), which answers with files of basic, edge
+// and large-input test cases. Every path must lie inside the plan's tests
+// folder; a reply that breaks that (or does not decode) goes back to the
+// model once. The Critic writes the files through its own Workspace.Root,
+// not through the Worker's gate, and removes older files of that folder.
+// The resulting TestSuite carries a version that increases whenever the
+// content changes, so a change of tests shows in the trace. RepairTests
+// rewrites the suite after a suspect_test verdict.
+//
+// # Checks
+//
+// Check runs, in order:
+//
+//  1. "tests": the plan's test command through the gate's run_tests tool; it
+//     passes when the command ran, exited 0, and the parsed report has no
+//     failures or errors and at least one passed test (when the framework
+//     was recognised).
+//  2. "files": every file the plan names exists, is a regular file and is
+//     not empty.
+//  3. "cli": when the plan declares a CLI, `CLI... --help` through the
+//     gate's run_command exits 0 and prints something (stdout or stderr).
+//  4. "stray_files": the workspace holds nothing unexpected. Stray are
+//     cache and temporary files wherever they are (__pycache__, .pytest_cache,
+//     .mypy_cache, .ruff_cache, .tox, .nox, .hypothesis, .cache, .venv, venv,
+//     .idea, .vscode, node_modules unless a package.json sits next to it,
+//     *.pyc, *.pyo, *.tmp, *.temp, *.swp, *.swo, *~, .DS_Store, Thumbs.db,
+//     core dumps, *.orig, *.rej, Go test binaries *.test, *.prof) and any
+//     other file outside the plan. Not stray: planned files, the tests
+//     folder, .git, files present before the run (WithBaseline), paths
+//     matching WithAllowed globs, a vendor/ folder with modules.txt, and
+//     project metadata that tools write or every project may have: go.mod,
+//     go.sum, go.work, go.work.sum, lock files (package-lock.json,
+//     yarn.lock, pnpm-lock.yaml, Cargo.lock, poetry.lock, uv.lock,
+//     Pipfile.lock), README*, LICENSE*, LICENCE*, COPYING*, NOTICE*,
+//     CHANGELOG*, .gitignore, .gitattributes, .editorconfig. A planned path
+//     is never stray, whatever its name.
+//
+// Stray files are judged on the workspace as the Worker left it, before the
+// Critic runs any command; caches and temporary files that appear while the
+// Critic's own commands run (a Python __pycache__, say), and any inside the
+// tests folder, are removed afterwards so they never count against the
+// Worker.
+//
+// When every check passes the verdict is pass without a model call.
+// Otherwise the model (role "critic") turns the raw results into Findings.
+// It cannot overrule a failed check: a "pass" while checks failed becomes
+// "fail", and the Summary says so. If its reply is invalid twice, the
+// findings are built from the checks alone, so a failure is never lost.
+//
+// This package must not call the Planner or the Worker, decide policy, or
+// write anywhere but the tests folder (apart from removing the caches its
+// own commands left).
+package critic
