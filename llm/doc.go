@@ -1,0 +1,14 @@
+// Package llm owns the model side of Trio: the provider-neutral [Model]
+// interface and message types, the OpenAI-compatible provider built on
+// github.com/openai/openai-go/v3 ([NewOpenAI]), the scripted model that
+// replays a YAML script per agent role ([ParseScript], [LoadScript]), and the
+// structured-output helpers ([SchemaOf], [DecodeOutput]).
+//
+// It must not know about agent roles or tools beyond their names and schemas:
+// a role is only a key that picks a model or a script, a tool is only a
+// definition passed through to the endpoint. It never logs, prints or puts
+// into an error the API key it sends.
+//
+// The sub-package llmtest is a fake OpenAI-compatible HTTP server used to
+// test the provider over real HTTP on loopback.
+package llm

@@ -1,0 +1,14 @@
+// Package llmtest is a fake OpenAI-compatible endpoint for tests: an
+// httptest server on loopback that answers POST /v1/chat/completions from a
+// queue of scripted replies (text, tool calls, usage, structured JSON),
+// plain or streamed as server-sent events, and injects faults on request:
+// 429 with Retry-After, 5xx, malformed JSON, a stream cut mid-way, a slow
+// reply, and 400 for response_format on endpoints without structured
+// outputs. It records every request body for assertions.
+//
+// With [WithModel] it serves any llm.Model, such as the scripted model, over
+// HTTP, so the real provider can be driven end to end.
+//
+// It must not reach the network beyond loopback, and it knows nothing of
+// Trio's roles or tools except what a request carries.
+package llmtest

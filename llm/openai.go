@@ -1,0 +1,453 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"text/template"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// Structured-output modes of [OpenAIConfig].StructuredOutputs.
+const (
+	// StructuredAuto sends response_format json_schema and, when the
+	// endpoint rejects it with 400, falls back to the prompt and remembers.
+	StructuredAuto = "auto"
+	// StructuredOn always sends response_format json_schema.
+	StructuredOn = "on"
+	// StructuredOff never sends response_format: the schema goes into the
+	// system prompt and the caller validates the reply with DecodeOutput.
+	StructuredOff = "off"
+)
+
+// Defaults of [OpenAIConfig].
+const (
+	DefaultBaseURL       = "https://api.openai.com/v1"
+	DefaultAPIKeyEnv     = "OPENAI_API_KEY"
+	DefaultTimeout       = 5 * time.Minute
+	DefaultMaxRetries    = 4
+	DefaultBackoffBase   = 500 * time.Millisecond
+	DefaultBackoffMax    = 30 * time.Second
+	DefaultMaxRetryAfter = 2 * time.Minute
+)
+
+// Secret is a string that never shows itself when formatted, so a config
+// printed with %v or %+v or marshalled to JSON does not leak the API key.
+type Secret string
+
+// String returns a placeholder, never the secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString returns a placeholder, never the secret.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalText returns a placeholder, never the secret.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// OpenAIConfig configures the OpenAI-compatible provider.
+type OpenAIConfig struct {
+	// BaseURL of the endpoint, up to and including /v1; default the
+	// OpenAI API.
+	BaseURL string
+	// APIKeyEnv names the environment variable holding the API key;
+	// default OPENAI_API_KEY. The key is read once, by NewOpenAI.
+	APIKeyEnv string
+	// APIKey, when set, is used instead of the environment variable (for
+	// embedders who hold the key elsewhere). It never prints.
+	APIKey Secret
+	// Model is the model name used for any agent role not in Models.
+	Model string
+	// Models maps an agent role (Request.Agent) to its model name.
+	Models map[string]string
+	// Temperature, when set, is sent with every request.
+	Temperature *float64
+	// MaxTokens caps every reply unless Request.MaxTokens does; zero
+	// leaves it to the endpoint.
+	MaxTokens int
+	// Timeout bounds one attempt (request and the whole reply); zero
+	// means DefaultTimeout, negative means none.
+	Timeout time.Duration
+	// MaxRetries is how many times a failed attempt is retried (429, 5xx,
+	// timeouts, connection errors, cut streams); zero means
+	// DefaultMaxRetries, negative means none.
+	MaxRetries int
+	// BackoffBase and BackoffMax shape the exponential backoff with full
+	// jitter used when the endpoint gives no Retry-After; zero means the
+	// defaults.
+	BackoffBase, BackoffMax time.Duration
+	// MaxRetryAfter is the longest Retry-After the provider waits for;
+	// a longer one fails the call at once. Zero means DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// StructuredOutputs is "auto" (default), "on" or "off".
+	StructuredOutputs string
+	// MaxCompletionTokens sends the cap as max_completion_tokens, which
+	// OpenAI's reasoning models require, instead of max_tokens, which
+	// most other OpenAI-compatible servers understand.
+	MaxCompletionTokens bool
+	// Stream asks for server-sent events and assembles the deltas.
+	Stream bool
+	// OnRetry, when set, is told about every failed attempt that will be
+	// retried and how long the provider waits first (for traces).
+	OnRetry func(attempt int, wait time.Duration, err error)
+	// HTTPClient replaces http.DefaultClient.
+	HTTPClient *http.Client
+}
+
+// OpenAI is the [Model] for any OpenAI-compatible chat-completions
+// endpoint. It is safe for concurrent use.
+type OpenAI struct {
+	cfg      OpenAIConfig
+	client   openai.Client
+	key      string
+	endpoint string // redacted, for errors
+	// noSchema remembers that the endpoint rejected response_format.
+	noSchema atomic.Bool
+}
+
+var _ Model = (*OpenAI)(nil)
+
+// NewOpenAI checks cfg, reads the API key and returns the provider. It makes
+// no request.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: openai base_url %q: want an http(s) URL", redactURL(cfg.BaseURL))
+	}
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = DefaultAPIKeyEnv
+	}
+	if cfg.Model == "" && len(cfg.Models) == 0 {
+		return nil, errors.New("llm: openai: no model configured (set model, or models per role)")
+	}
+	for role, m := range cfg.Models {
+		if m == "" {
+			return nil, fmt.Errorf("llm: openai: models.%s is empty", role)
+		}
+	}
+	switch cfg.StructuredOutputs {
+	case "":
+		cfg.StructuredOutputs = StructuredAuto
+	case StructuredAuto, StructuredOn, StructuredOff:
+	default:
+		return nil, fmt.Errorf("llm: openai: structured_outputs %q: want auto, on or off", cfg.StructuredOutputs)
+	}
+	if cfg.MaxTokens < 0 {
+		return nil, fmt.Errorf("llm: openai: max_tokens %d is negative", cfg.MaxTokens)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultMaxRetries
+	} else if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.BackoffBase <= 0 {
+		cfg.BackoffBase = DefaultBackoffBase
+	}
+	if cfg.BackoffMax <= 0 {
+		cfg.BackoffMax = DefaultBackoffMax
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	key := string(cfg.APIKey)
+	if key == "" {
+		key = os.Getenv(cfg.APIKeyEnv)
+	}
+	if key == "" {
+		return nil, fmt.Errorf("llm: openai: environment variable %s holds no API key", cfg.APIKeyEnv)
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithAPIKey(key),
+		// One retry mechanism, ours, so that it is the one tested.
+		option.WithMaxRetries(0),
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	p := &OpenAI{
+		cfg:      cfg,
+		client:   openai.NewClient(opts...),
+		key:      key,
+		endpoint: strings.TrimRight(redactURL(cfg.BaseURL), "/") + "/chat/completions",
+	}
+	return p, nil
+}
+
+// ModelFor returns the model name used for an agent role.
+func (p *OpenAI) ModelFor(agent string) string {
+	if m, ok := p.cfg.Models[agent]; ok {
+		return m
+	}
+	return p.cfg.Model
+}
+
+// SchemaSupported reports whether the provider still sends response_format
+// (false once an "auto" endpoint rejected it, or when "off").
+func (p *OpenAI) SchemaSupported() bool {
+	return p.cfg.StructuredOutputs != StructuredOff && !p.noSchema.Load()
+}
+
+// Complete sends one chat completion, retrying transient failures.
+func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+	model := p.ModelFor(req.Agent)
+	if model == "" {
+		return Response{}, fmt.Errorf("llm: openai: no model for agent %q (set model or models.%s)", req.Agent, req.Agent)
+	}
+	useSchema := req.Output != nil && p.SchemaSupported()
+	resp, err := p.complete(ctx, req, model, useSchema)
+	if err == nil || !useSchema || p.cfg.StructuredOutputs != StructuredAuto || statusOf(err) != http.StatusBadRequest {
+		return resp, err
+	}
+	// The endpoint may not support structured outputs: ask again with the
+	// schema in the prompt, and remember only if that works.
+	resp, err2 := p.complete(ctx, req, model, false)
+	if err2 != nil {
+		return Response{}, errors.Join(err, err2)
+	}
+	p.noSchema.Store(true)
+	return resp, nil
+}
+
+func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSchema bool) (Response, error) {
+	params, err := p.params(req, model, useSchema)
+	if err != nil {
+		return Response{}, p.wrap(model, req.Agent, err)
+	}
+	resp, attempts, err := p.retry(ctx, func(ctx context.Context) (Response, error) {
+		if p.cfg.Stream {
+			return p.stream(ctx, params)
+		}
+		return p.once(ctx, params)
+	}, func(attempt int, wait time.Duration, err error) {
+		if p.cfg.OnRetry != nil {
+			p.cfg.OnRetry(attempt, wait, p.wrap(model, req.Agent, err))
+		}
+	})
+	if err != nil {
+		if attempts > 1 {
+			err = fmt.Errorf("after %d attempts: %w", attempts, err)
+		}
+		return Response{}, p.wrap(model, req.Agent, err)
+	}
+	if resp.Model == "" {
+		resp.Model = model
+	}
+	return resp, nil
+}
+
+// wrap names the endpoint, model and agent, keeps the cause for errors.As,
+// and scrubs the key from any text an endpoint echoed.
+func (p *OpenAI) wrap(model, agent string, err error) error {
+	detail := ""
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.Message != "" {
+		detail = ": " + apiErr.Message
+	}
+	return &providerError{
+		msg: p.scrub(fmt.Sprintf("llm: POST %s (model %s, agent %s): %s%s", p.endpoint, model, agentName(agent), err, detail)),
+		err: err,
+	}
+}
+
+func (p *OpenAI) scrub(s string) string {
+	if p.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, p.key, "[redacted]")
+}
+
+func agentName(a string) string {
+	if a == "" {
+		return "-"
+	}
+	return a
+}
+
+// providerError carries a scrubbed message and the original cause.
+type providerError struct {
+	msg string
+	err error
+}
+
+func (e *providerError) Error() string { return e.msg }
+func (e *providerError) Unwrap() error { return e.err }
+
+func (p *OpenAI) once(ctx context.Context, params openai.ChatCompletionNewParams) (Response, error) {
+	cc, err := p.client.Chat.Completions.New(ctx, params)
+	if err != nil {
+		if strings.Contains(err.Error(), "error parsing response json") {
+			return Response{}, fmt.Errorf("endpoint sent malformed JSON: %w", err)
+		}
+		return Response{}, err
+	}
+	if len(cc.Choices) == 0 {
+		return Response{}, errors.New("reply has no choices")
+	}
+	ch := cc.Choices[0]
+	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
+	finish := ch.FinishReason
+	if msg.Content == "" && ch.Message.Refusal != "" {
+		msg.Content = ch.Message.Refusal
+		finish = "refusal"
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		switch tc.Type {
+		case "custom":
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Custom.Name, Arguments: tc.Custom.Input})
+		default:
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+	}
+	return Response{
+		Message:      msg,
+		Usage:        Usage{PromptTokens: int(cc.Usage.PromptTokens), CompletionTokens: int(cc.Usage.CompletionTokens)},
+		FinishReason: finish,
+		Model:        cc.Model,
+	}, nil
+}
+
+//go:embed prompts/output_fallback.md
+var outputFallbackText string
+
+var outputFallback = template.Must(template.New("output_fallback").Parse(outputFallbackText))
+
+// SchemaPrompt is the instruction the provider adds to the system prompt
+// when it cannot use response_format. Other models may reuse it.
+func SchemaPrompt(out *OutputSchema) string {
+	var b bytes.Buffer
+	_ = outputFallback.Execute(&b, struct{ Name, Description, Schema string }{out.Name, out.Description, string(out.Schema)})
+	return strings.TrimSpace(b.String())
+}
+
+func (p *OpenAI) params(req Request, model string, useSchema bool) (openai.ChatCompletionNewParams, error) {
+	msgs := req.Messages
+	if req.Output != nil && !useSchema {
+		msgs = withSchemaPrompt(msgs, req.Output)
+	}
+	conv, err := toParams(msgs)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	params := openai.ChatCompletionNewParams{
+		Model:    shared.ChatModel(model),
+		Messages: conv,
+		Tools:    req.Tools,
+	}
+	if p.cfg.Temperature != nil {
+		params.Temperature = openai.Float(*p.cfg.Temperature)
+	}
+	n := req.MaxTokens
+	if n <= 0 {
+		n = p.cfg.MaxTokens
+	}
+	switch {
+	case n <= 0:
+	case p.cfg.MaxCompletionTokens:
+		params.MaxCompletionTokens = openai.Int(int64(n))
+	default:
+		params.MaxTokens = openai.Int(int64(n))
+	}
+	if req.Output != nil && useSchema {
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{
+			Name:   req.Output.Name,
+			Schema: req.Output.Schema,
+			Strict: openai.Bool(StrictCompatible(req.Output.Schema)),
+		}
+		if req.Output.Description != "" {
+			js.Description = openai.String(req.Output.Description)
+		}
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js},
+		}
+	}
+	if p.cfg.Stream {
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	}
+	return params, nil
+}
+
+// withSchemaPrompt appends the schema instruction to the first system
+// message, or puts a system message first; msgs is not modified.
+func withSchemaPrompt(msgs []Message, out *OutputSchema) []Message {
+	inst := SchemaPrompt(out)
+	res := make([]Message, 0, len(msgs)+1)
+	for i, m := range msgs {
+		if m.Role == RoleSystem {
+			res = append(res, msgs[:i]...)
+			m.Content = strings.TrimRight(m.Content, "\n") + "\n\n" + inst
+			res = append(res, m)
+			return append(res, msgs[i+1:]...)
+		}
+	}
+	res = append(res, Message{Role: RoleSystem, Content: inst})
+	return append(res, msgs...)
+}
+
+// toParams converts neutral messages to openai-go's message params.
+func toParams(msgs []Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs))
+	for i, m := range msgs {
+		switch m.Role {
+		case RoleSystem:
+			out = append(out, openai.SystemMessage(m.Content))
+		case RoleUser:
+			out = append(out, openai.UserMessage(m.Content))
+		case RoleAssistant:
+			a := openai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+					},
+				})
+			}
+			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case RoleTool:
+			if m.ToolCallID == "" {
+				return nil, fmt.Errorf("messages[%d]: tool message without tool_call_id", i)
+			}
+			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
+		default:
+			return nil, fmt.Errorf("messages[%d]: unknown role %q", i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// redactURL drops user info, query and fragment from a URL for messages.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
