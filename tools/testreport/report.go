@@ -1,0 +1,179 @@
+package testreport
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Framework names, as Parse, Detect and FrameworkOf use them.
+const (
+	FrameworkGo       = "go"
+	FrameworkPytest   = "pytest"
+	FrameworkUnittest = "unittest"
+	FrameworkNode     = "node"
+	// FrameworkGeneric names output no specific parser recognised: TAP, node's
+	// spec reporter or a plain "N passed, M failed" line.
+	FrameworkGeneric = "generic"
+)
+
+// Failure kinds, set where the output makes them inferable.
+const (
+	KindAssertion = "assertion" // a check in the test did not hold
+	KindRuntime   = "runtime"   // a panic, exception or crash
+	KindSyntax    = "syntax"    // the test or code under test does not parse
+	KindTimeout   = "timeout"   // the run or a test ran out of time
+	KindBuild     = "build"     // the tests could not be built or loaded
+)
+
+// Report is the structured result of one test run.
+type Report struct {
+	Framework string    `json:"framework"`
+	Passed    int       `json:"passed"`
+	Failed    int       `json:"failed"`
+	Skipped   int       `json:"skipped"`
+	Errors    int       `json:"errors"`
+	Failures  []Failure `json:"failures,omitempty"`
+	// Output is a short tail of the raw output (for `go test -json`, of the
+	// text the events carried), for a reader when the failures say too little.
+	Output string `json:"output,omitempty"`
+
+	// recognized says the parser found its runner's own totals, so a run
+	// with no tests is known to be one rather than unreadable output.
+	recognized bool
+}
+
+// Failure is one failed test or one error that stopped tests from running.
+// File is as the runner printed it (often relative to the package or project
+// directory, sometimes absolute: see Report.Relative); Line is 0 when unknown.
+type Failure struct {
+	Name    string `json:"name"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+}
+
+// OK reports whether at least one test ran and none failed or errored.
+func (r Report) OK() bool {
+	return r.Failed == 0 && r.Errors == 0 && r.Passed > 0
+}
+
+// Total is the number of tests the run accounted for, errors included.
+func (r Report) Total() int {
+	return r.Passed + r.Failed + r.Skipped + r.Errors
+}
+
+// Summary is one line, e.g. "go: 12 passed, 1 failed, 0 skipped"; errors are
+// named only when there were some.
+func (r Report) Summary() string {
+	fw := r.Framework
+	if fw == "" {
+		fw = FrameworkGeneric
+	}
+	s := fmt.Sprintf("%s: %d passed, %d failed, %d skipped", fw, r.Passed, r.Failed, r.Skipped)
+	switch {
+	case r.Errors == 1:
+		s += ", 1 error"
+	case r.Errors > 1:
+		s += fmt.Sprintf(", %d errors", r.Errors)
+	}
+	if r.Total() == 0 {
+		s += " (no tests ran)"
+	}
+	return s
+}
+
+// Relative returns a copy of r whose failure files are relative to root when
+// they lie under it (for example root "/workspace" for a run in the sandbox).
+func (r Report) Relative(root string) Report {
+	root = strings.TrimSuffix(root, "/")
+	if root == "" || len(r.Failures) == 0 {
+		return r
+	}
+	fs := make([]Failure, len(r.Failures))
+	copy(fs, r.Failures)
+	for i := range fs {
+		if rel, ok := strings.CutPrefix(fs[i].File, root+"/"); ok {
+			fs[i].File = rel
+		}
+	}
+	r.Failures = fs
+	return r
+}
+
+// Parse turns one run's output into a Report. framework is one of the
+// Framework constants, as Detect and FrameworkOf return them ("go-json",
+// "py.test", "npm" and "tap" are read as aliases), or "" to guess from the
+// output with Sniff; any other name gets the generic parser. Parse never
+// fails: output it cannot read is a Report with no tests.
+func Parse(framework string, stdout, stderr string) Report {
+	return parse(framework, stdout, stderr)
+}
+
+// ParseExit is Parse with the run's exit status. When the output shows no
+// test outcome but the status is non-zero, the Report carries one error whose
+// message is the tail of the output, so a failed run never passes. A run the
+// runner itself reports as having no tests (pytest's exit status 5) stays a
+// report with no tests, which is not OK either. A zero status never turns
+// failures the output shows into a pass.
+func ParseExit(framework string, stdout, stderr string, exitCode int) Report {
+	r := parse(framework, stdout, stderr)
+	knownEmpty := r.recognized && r.Total() == 0
+	if exitCode != 0 && r.Failed == 0 && r.Errors == 0 && !knownEmpty {
+		r.Errors = 1
+		msg := tail(joinOutput(stdout, stderr), tailLines, tailBytes)
+		if msg == "" {
+			msg = fmt.Sprintf("test command exited with status %d and printed nothing", exitCode)
+		}
+		r.Failures = append(r.Failures, Failure{
+			Name:    "exit status " + fmt.Sprint(exitCode),
+			Message: msg,
+			Kind:    kindOfText(msg),
+		})
+	}
+	return r
+}
+
+func parse(framework string, stdout, stderr string) Report {
+	fw := strings.ToLower(strings.TrimSpace(framework))
+	if fw == "" {
+		fw = Sniff(stdout, stderr)
+	}
+	var r Report
+	switch fw {
+	case FrameworkGo, "go-json", "gotest":
+		r = ParseGoJSON(stdout, stderr)
+	case FrameworkPytest, "py.test":
+		r = ParsePytest(stdout, stderr)
+	case FrameworkUnittest:
+		r = ParseUnittest(stdout, stderr)
+	default:
+		r = ParseGeneric(stdout, stderr)
+		if fw == FrameworkNode || fw == "npm" || fw == "tap" {
+			r.Framework = FrameworkNode
+		}
+	}
+	return r
+}
+
+// Sniff guesses the framework from the output itself; it returns
+// FrameworkGeneric when nothing specific shows.
+func Sniff(stdout, stderr string) string {
+	head := func(s string) string {
+		if len(s) > 64<<10 {
+			return s[:64<<10]
+		}
+		return s
+	}
+	out, errOut := head(stdout), head(stderr)
+	switch {
+	case strings.Contains(out, `"Action":"`) || strings.Contains(out, "\n--- FAIL: ") ||
+		strings.HasPrefix(out, "--- FAIL: ") || goPkgLine.MatchString(out):
+		return FrameworkGo
+	case strings.Contains(out, "test session starts") || pytestSummary.MatchString(out+"\n"+errOut):
+		return FrameworkPytest
+	case unittestRan.MatchString(errOut) || unittestRan.MatchString(out):
+		return FrameworkUnittest
+	}
+	return FrameworkGeneric
+}

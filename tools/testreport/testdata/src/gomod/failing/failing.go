@@ -1,0 +1,3 @@
+package failing
+
+func Sub(a, b int) int { return a + b } // bug on purpose

@@ -1,0 +1,3 @@
+package panicking
+
+func At(xs []int, i int) int { return xs[i] }

@@ -1,0 +1,10 @@
+package exits
+
+import (
+	"os"
+	"testing"
+)
+
+func TestExit(t *testing.T) {
+	os.Exit(3)
+}

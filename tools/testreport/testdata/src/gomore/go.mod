@@ -1,0 +1,3 @@
+module example.com/more
+
+go 1.26
