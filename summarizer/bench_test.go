@@ -1,0 +1,104 @@
+package summarizer_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/summarizer"
+)
+
+// BenchmarkCountO200K measures counting throughput on code-like text.
+func BenchmarkCountO200K(b *testing.B) {
+	c, err := summarizer.NewCounter("gpt-4o")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := codeText(7, 64<<10)
+	b.SetBytes(int64(len(text)))
+	var tokens int
+	for b.Loop() {
+		tokens = c.Count(text)
+	}
+	b.ReportMetric(float64(len(text))/float64(tokens), "bytes/token")
+}
+
+// BenchmarkMessagesPerTurn measures one Worker turn of the window — Append
+// of a call and its output, then Messages — with history already holding
+// 10, 100 or 1000 messages. Outputs repeat, so the counter's cache is warm
+// and the figure is the window's own cost (plus the amortized summary every
+// eight turns), which must not grow with the history.
+func BenchmarkMessagesPerTurn(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			c := counter(b)
+			fake := &fakeSummarizer{t: b, counter: c}
+			w, err := summarizer.NewWindow(summarizer.Config{Counter: c, ContextLimit: 32000, ReplyReserve: 2000, Summarizer: fake})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Pin(sys, goal, plan)
+			outputs := make([]string, 8)
+			for i := range outputs {
+				outputs[i] = codeText(i, 3000)
+			}
+			tools := testTools()
+			t := 0
+			for w.Len() < n {
+				w.Append(turn(t, outputs)...)
+				t++
+				if _, err := w.Messages(ctx, tools); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// Warm the counter's cache for every turn shape.
+			for i := range 64 {
+				for _, m := range turn(t+i, outputs) {
+					c.CountMessage(m)
+				}
+			}
+			turns := make([][]llm.Message, 64)
+			for i := range turns {
+				turns[i] = turn(t+i, outputs)
+			}
+			var sent int
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				w.Append(turns[i%len(turns)]...)
+				msgs, err := w.Messages(ctx, tools)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sent = len(msgs)
+			}
+			b.ReportMetric(float64(sent), "msgs-sent")
+			fake.check()
+		})
+	}
+}
+
+// BenchmarkLongRun runs the 200-turn scripted run and reports the total
+// prompt tokens with the window (Worker calls plus summary calls) against
+// sending the whole history every time, and prints the per-call curve.
+func BenchmarkLongRun(b *testing.B) {
+	for _, limit := range []int{128000, 8000} {
+		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
+			cfg := summarizer.Config{Model: "gpt-4o", ContextLimit: limit, ReplyReserve: min(4096, limit/5)}
+			const turns = 200
+			var r runResult
+			for b.Loop() {
+				r = longRun(b, cfg, turns, 1)
+			}
+			with, without := sum(r.prompts)+r.summaryIn, sum(r.full)
+			b.ReportMetric(float64(with), "tokens-window")
+			b.ReportMetric(float64(without), "tokens-full")
+			b.ReportMetric(float64(with)/float64(without), "window/full")
+			b.ReportMetric(float64(maxOf(r.prompts[r.firstSummary:])), "max-prompt")
+			b.Logf("prompt tokens per call (call:tokens), first summary at call %d, %d summaries:\n%s",
+				r.firstSummary, r.summaries, curve(r.prompts, 10))
+			b.Logf("whole history per call:\n%s", curve(r.full, 20))
+		})
+	}
+}
