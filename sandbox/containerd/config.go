@@ -1,0 +1,186 @@
+package containerd
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+// Root file system modes.
+const (
+	RootFSHost  = "host"
+	RootFSImage = "image"
+)
+
+// Defaults.
+const (
+	DefaultAddress   = "/run/containerd/containerd.sock"
+	DefaultNamespace = "trio"
+	// AddressEnv names the variable that overrides DefaultAddress.
+	AddressEnv = "TRIO_CONTAINERD_ADDRESS"
+	// NobodyID is the uid and gid commands run as when the workspace is
+	// owned by root.
+	NobodyID = 65534
+	// DefaultPids is the pids limit when Limits.Pids is not positive, so a
+	// fork bomb is always bounded. Zero Memory and CPUs mean no limit.
+	DefaultPids = 1024
+)
+
+// Paths inside the container.
+const (
+	WorkspaceDir = "/workspace"
+	HomeDir      = "/home/trio"
+	CacheDir     = "/cache"
+	ModCacheDir  = "/go/pkg/mod"
+)
+
+// DefaultToolchainDirs are the host folders bound read-only in mode "host".
+// A folder that is a symlink on the host (merged /usr: /bin -> usr/bin) is
+// recreated as the same symlink; a missing one is skipped. /root, /home,
+// /var, /run and /proc of the host are never bound.
+var DefaultToolchainDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// DefaultEtcFiles are the files and folders of the host's /etc bound
+// read-only in mode "host": what dynamic linking, users, certificates and
+// locale need, and nothing that holds host configuration secrets.
+var DefaultEtcFiles = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki",
+	"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/mime.types",
+	"/etc/protocols", "/etc/services", "/etc/python3", "/etc/python3.11",
+	"/etc/perl", "/etc/gitconfig", "/etc/inputrc",
+}
+
+// Config says how to reach containerd and what the run's container is.
+type Config struct {
+	// Address of containerd's socket; default $TRIO_CONTAINERD_ADDRESS,
+	// else DefaultAddress.
+	Address string
+	// Namespace in containerd; default "trio".
+	Namespace string
+	// Workspace is the host folder bound read-write at /workspace. Required.
+	Workspace string
+	// RunID names the run; the container is "trio-<RunID>". Default random.
+	RunID string
+	// Limits bound the container and each command.
+	Limits sandbox.Limits
+	// RootFS is RootFSHost (default) or RootFSImage.
+	RootFS string
+	// Image is, in mode "image", an image reference already in containerd
+	// (pulled when missing, which needs a reachable registry) or the path
+	// of an OCI or Docker image tarball to import. The image must have
+	// /bin/sh and sleep.
+	Image string
+	// ToolchainDirs replace DefaultToolchainDirs in mode "host".
+	ToolchainDirs []string
+	// EtcFiles replace DefaultEtcFiles in mode "host".
+	EtcFiles []string
+	// ModCache is the host Go module cache bound read-only at /go/pkg/mod.
+	// Default: $GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod, when
+	// it exists. "none" binds nothing.
+	ModCache string
+	// UID and GID the commands run as; 0 means automatic: the workspace
+	// owner when that is not root, else NobodyID, in which case the
+	// sandbox takes ownership of the workspace's entries for NobodyID before
+	// each command (root on the host keeps full access). Root is never used.
+	UID, GID uint32
+	// StateDir holds per-run folders (rootfs, cache, fifos); default
+	// $XDG_RUNTIME_DIR/trio-sandbox, else <os.TempDir()>/trio-sandbox.
+	StateDir string
+}
+
+var (
+	// ErrUnavailable means containerd could not be reached.
+	ErrUnavailable = errors.New("containerd unavailable")
+	// ErrConfig means the Config is unusable.
+	ErrConfig = errors.New("invalid sandbox config")
+)
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// withDefaults fills defaults and checks the config; addrFrom says where the
+// address came from, for error messages.
+func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
+	addrFrom = "config"
+	if c.Address == "" {
+		if v := os.Getenv(AddressEnv); v != "" {
+			c.Address, addrFrom = v, "$"+AddressEnv
+		} else {
+			c.Address, addrFrom = DefaultAddress, "default"
+		}
+	}
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.RunID == "" {
+		b := make([]byte, 6)
+		rand.Read(b)
+		c.RunID = hex.EncodeToString(b)
+	}
+	if !runIDPattern.MatchString(c.RunID) {
+		return c, addrFrom, fmt.Errorf("%w: RunID %q: want letters, digits, '_', '.', '-' (at most 64)", ErrConfig, c.RunID)
+	}
+	switch c.RootFS {
+	case "":
+		c.RootFS = RootFSHost
+	case RootFSHost:
+	case RootFSImage:
+		if c.Image == "" {
+			return c, addrFrom, fmt.Errorf("%w: RootFS %q needs Image", ErrConfig, c.RootFS)
+		}
+	default:
+		return c, addrFrom, fmt.Errorf("%w: RootFS %q: want %q or %q", ErrConfig, c.RootFS, RootFSHost, RootFSImage)
+	}
+	if c.Workspace == "" {
+		return c, addrFrom, fmt.Errorf("%w: Workspace is required", ErrConfig)
+	}
+	ws, err := filepath.Abs(c.Workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return c, addrFrom, fmt.Errorf("%w: Workspace %s: %w", ErrConfig, c.Workspace, err)
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return c, addrFrom, fmt.Errorf("%w: Workspace %s is not a directory", ErrConfig, c.Workspace)
+	}
+	c.Workspace = ws
+	if c.ToolchainDirs == nil {
+		c.ToolchainDirs = DefaultToolchainDirs
+	}
+	if c.EtcFiles == nil {
+		c.EtcFiles = DefaultEtcFiles
+	}
+	if c.ModCache == "" {
+		c.ModCache = defaultModCache()
+	}
+	if c.StateDir == "" {
+		base := os.Getenv("XDG_RUNTIME_DIR")
+		if base == "" {
+			base = os.TempDir()
+		}
+		c.StateDir = filepath.Join(base, "trio-sandbox")
+	}
+	return c, addrFrom, nil
+}
+
+func defaultModCache() string {
+	cand := os.Getenv("GOMODCACHE")
+	if cand == "" {
+		if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
+			cand = filepath.Join(gp[0], "pkg", "mod")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			cand = filepath.Join(h, "go", "pkg", "mod")
+		}
+	}
+	if st, err := os.Stat(cand); err == nil && st.IsDir() {
+		return cand
+	}
+	return "none"
+}

@@ -1,0 +1,507 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+func TestExecBasics(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	if err := os.MkdirAll(filepath.Join(s.cfg.Workspace, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		cmd        sandbox.Command
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"echo", sandbox.Command{Argv: []string{"echo", "hi"}}, 0, "hi\n", ""},
+		{"exit code and stderr", sandbox.Command{Argv: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 3, "", "oops\n"},
+		{"dir", sandbox.Command{Argv: []string{"pwd"}, Dir: "sub"}, 0, "/workspace/sub\n", ""},
+		{"env added", sandbox.Command{Argv: []string{"sh", "-c", "echo $FOO"}, Env: []string{"FOO=bar"}}, 0, "bar\n", ""},
+		{"not found", sandbox.Command{Argv: []string{"no-such-program-trio"}}, 127, "", "trio: cannot run no-such-program-trio"},
+		{"no capabilities, no new privileges, seccomp", sandbox.Command{Argv: []string{"sh", "-c", "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status"}}, 0,
+			"CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n", ""},
+		{"go toolchain", sandbox.Command{Argv: []string{"go", "env", "GOROOT", "GOTOOLCHAIN"}}, 0, "/usr/local/go\nlocal\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := s.Exec(context.Background(), tt.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tt.wantCode {
+				t.Errorf("exit code %d, want %d (stderr %q)", res.ExitCode, tt.wantCode, res.Stderr)
+			}
+			if res.Stdout != tt.wantStdout {
+				t.Errorf("stdout %q, want %q", res.Stdout, tt.wantStdout)
+			}
+			if !strings.HasPrefix(res.Stderr, tt.wantStderr) {
+				t.Errorf("stderr %q, want prefix %q", res.Stderr, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestDirEscapeRejected(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	for _, dir := range []string{"..", "../x", "/etc", "a/../../b"} {
+		if _, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"true"}, Dir: dir}); !errors.Is(err, sandbox.ErrOutsideWorkspace) {
+			t.Errorf("Dir %q: err = %v, want ErrOutsideWorkspace", dir, err)
+		}
+	}
+}
+
+func TestFileSystem(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	res := run(t, s, "sh", "-c", "echo from-inside > /workspace/made.txt")
+	if res.ExitCode != 0 {
+		t.Fatalf("write to /workspace: %+v", res)
+	}
+	b, err := os.ReadFile(filepath.Join(s.cfg.Workspace, "made.txt"))
+	if err != nil || string(b) != "from-inside\n" {
+		t.Errorf("host sees %q, %v", b, err)
+	}
+	// The host writes as root; the sandbox user can still change it.
+	if err := os.WriteFile(filepath.Join(s.cfg.Workspace, "host.txt"), []byte("host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, s, "sh", "-c", "echo changed >> /workspace/host.txt"); res.ExitCode != 0 {
+		t.Errorf("append to a host-written file: %+v", res)
+	}
+	for _, target := range []string{"/usr/trio", "/usr/local/go/trio", "/etc/trio", "/trio", "/bin/trio", "/go/pkg/mod/trio", "/proc/sys/kernel/hostname"} {
+		t.Run(target, func(t *testing.T) {
+			res := run(t, s, "sh", "-c", "echo x > "+target)
+			if res.ExitCode == 0 {
+				t.Errorf("write to %s succeeded", target)
+			}
+			if _, err := os.Stat(target); err == nil && !strings.HasPrefix(target, "/proc") {
+				t.Errorf("%s exists on the host", target)
+			}
+		})
+	}
+	for _, hidden := range []string{"/root", "/home/" + "nonexistent", "/var/lib", "/etc/shadow", "/etc/ssh"} {
+		if res := run(t, s, "ls", hidden); res.ExitCode == 0 {
+			t.Errorf("%s is visible inside: %q", hidden, res.Stdout)
+		}
+	}
+	if res := run(t, s, "sh", "-c", "echo x > /tmp/t && echo y > $HOME/h && cat /tmp/t $HOME/h"); res.Stdout != "x\ny\n" {
+		t.Errorf("tmpfs /tmp and HOME: %+v", res)
+	}
+}
+
+func TestNoNetwork(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	s := newSandbox(t, Config{})
+	tests := []struct {
+		name string
+		argv []string
+	}{
+		{"tcp to host loopback", []string{"bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)}},
+		{"tcp to a public address", []string{"bash", "-c", "exec 3<>/dev/tcp/1.1.1.1/53"}},
+		{"resolve a name", []string{"getent", "hosts", "example.com"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := s.Exec(context.Background(), sandbox.Command{Argv: tt.argv, Timeout: 20 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode == 0 {
+				t.Errorf("%q succeeded: %+v", tt.argv, res)
+			}
+		})
+	}
+	select {
+	case <-accepted:
+		t.Error("the host listener accepted a connection from inside")
+	default:
+	}
+	if res := run(t, s, "cat", "/proc/net/dev"); strings.Count(res.Stdout, ":") != 1 || !strings.Contains(res.Stdout, "lo:") {
+		t.Errorf("interfaces other than lo:\n%s", res.Stdout)
+	}
+}
+
+func TestMemoryHogIsOOMKilled(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 128 << 20, Pids: 256}})
+	// tail keeps the whole newline-free line in memory.
+	res := run(t, s, "sh", "-c", "head -c 1000000000 /dev/zero | tail -n 1 | wc -c")
+	if !res.OOMKilled {
+		t.Errorf("OOMKilled = false: %+v", res)
+	}
+	if res := run(t, s, "echo", "alive"); res.Stdout != "alive\n" || res.OOMKilled {
+		t.Errorf("after OOM: %+v", res)
+	}
+}
+
+func TestForkBombStoppedByPidsLimit(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: 5 * time.Second, Memory: 256 << 20, Pids: 64}})
+	start := time.Now()
+	res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"sh", "-c", "bomb() { bomb | bomb & }; bomb; sleep 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("fork bomb ran %v", el)
+	}
+	t.Logf("fork bomb: %+v", res)
+	// The host answers, and the container is usable and quiet again.
+	hostStart := time.Now()
+	if err := exec.Command("true").Run(); err != nil || time.Since(hostStart) > 5*time.Second {
+		t.Errorf("host unresponsive: %v after %v", err, time.Since(hostStart))
+	}
+	res = run(t, s, "sh", "-c", "ls /proc | grep -c '^[0-9]'")
+	if res.ExitCode != 0 {
+		t.Fatalf("after the bomb: %+v", res)
+	}
+	var n int
+	fmt.Sscan(res.Stdout, &n)
+	if n > 6 {
+		t.Errorf("%d processes remain in the container after the bomb", n)
+	}
+}
+
+func TestTimeoutKillsProcessTree(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	start := time.Now()
+	res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"sh", "-c", "sleep 600 & sleep 600"}, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	el := time.Since(start)
+	if !res.TimedOut || el > 10*time.Second {
+		t.Errorf("TimedOut=%v after %v: %+v", res.TimedOut, el, res)
+	}
+	res = run(t, s, "sh", "-c", "for p in /proc/[0-9]*; do cat $p/comm; done")
+	if strings.Contains(res.Stdout, "sleep\nsleep") || strings.Count(res.Stdout, "sleep") > 1 {
+		t.Errorf("sleep processes survived the timeout:\n%s", res.Stdout)
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	res, err := s.Exec(ctx, sandbox.Command{Argv: []string{"sleep", "600"}})
+	if !errors.Is(err, context.DeadlineExceeded) || res.TimedOut {
+		t.Errorf("err = %v, TimedOut = %v", err, res.TimedOut)
+	}
+}
+
+func TestOutputTruncatedWithBoundedMemory(t *testing.T) {
+	s := newSandbox(t, Config{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res := run(t, s, "head", "-c", "52428800", "/dev/zero")
+	runtime.ReadMemStats(&after)
+	if res.ExitCode != 0 || !res.StdoutTruncated || len(res.Stdout) > 64<<10+100 {
+		t.Fatalf("exit=%d truncated=%v kept=%d", res.ExitCode, res.StdoutTruncated, len(res.Stdout))
+	}
+	if !strings.Contains(res.Stdout, "bytes truncated") {
+		t.Error("no truncation marker")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("allocated %d bytes for 50 MB of output", alloc)
+	}
+}
+
+func TestNonRootAndNoHostEnv(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-fake-trio-test-key")
+	t.Setenv("TRIO_TEST_SECRET", "fake-secret-value")
+	s := newSandbox(t, Config{})
+	if res := run(t, s, "id", "-u"); strings.TrimSpace(res.Stdout) == "0" || res.ExitCode != 0 {
+		t.Errorf("id -u: %+v", res)
+	}
+	for _, argv := range [][]string{{"env"}, {"cat", "/proc/1/environ"}, {"sh", "-c", "cat /proc/[0-9]*/environ"}} {
+		res := run(t, s, argv...)
+		if res.Stdout == "" {
+			t.Errorf("%q printed nothing: %+v", argv, res)
+		}
+		for _, leak := range []string{"OPENAI_API_KEY", "sk-fake-trio-test-key", "fake-secret-value"} {
+			if strings.Contains(res.Stdout, leak) {
+				t.Errorf("%q shows %s", argv, leak)
+			}
+		}
+	}
+}
+
+func TestConfiguredUID(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{UID: 4242, GID: 4343})
+	if res := run(t, s, "id", "-u", "-g"); res.Stdout != "4242\n" && res.Stdout != "4242\n4343\n" {
+		// id prints one line per flag only with coreutils >= 9; accept either.
+		res2 := run(t, s, "sh", "-c", "id -u; id -g")
+		if res2.Stdout != "4242\n4343\n" {
+			t.Errorf("id: %q", res2.Stdout)
+		}
+	}
+}
+
+func TestWorkspaceOwnerUID(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.Chown(ws, 1234, 1234); err != nil {
+		t.Skipf("cannot chown: %v", err)
+	}
+	s := newSandbox(t, Config{Workspace: ws})
+	res := run(t, s, "sh", "-c", "id -u; touch /workspace/f")
+	if res.Stdout != "1234\n" || res.ExitCode != 0 {
+		t.Errorf("%+v", res)
+	}
+}
+
+// trioContainers lists the containers and tasks of runID in the namespace.
+func trioContainers(t *testing.T, runID string) []string {
+	t.Helper()
+	addr := os.Getenv(AddressEnv)
+	if addr == "" {
+		addr = DefaultAddress
+	}
+	c, err := client.New(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := namespaces.WithNamespace(context.Background(), DefaultNamespace)
+	cs, err := c.Containers(ctx, fmt.Sprintf(`labels.%q==%q`, LabelRun, runID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ctr := range cs {
+		ids = append(ids, ctr.ID())
+	}
+	tasks, err := c.TaskService().List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks.Tasks {
+		if tk.ID == "trio-"+runID {
+			ids = append(ids, "task "+tk.ID)
+		}
+	}
+	return ids
+}
+
+func TestCloseRemovesEverything(t *testing.T) {
+	t.Parallel()
+	requireContainerd(t)
+	runID := fmt.Sprintf("close-%d", time.Now().UnixNano())
+	s, err := New(context.Background(), Config{Workspace: t.TempDir(), RunID: runID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, s, "true")
+	if got := trioContainers(t, runID); len(got) != 2 {
+		t.Errorf("while open: %v", got)
+	}
+	state := s.stateDir
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := trioContainers(t, runID); len(got) != 0 {
+		t.Errorf("after Close: %v remain", got)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("state %s remains: %v", state, err)
+	}
+	if _, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"true"}}); !errors.Is(err, sandbox.ErrClosed) {
+		t.Errorf("Exec after Close: %v", err)
+	}
+}
+
+// TestCrashChild is the crashing process of TestLeftoversOfCrashedRunRemoved.
+func TestCrashChild(t *testing.T) {
+	runID := os.Getenv("TRIO_TEST_CRASH_RUN")
+	if runID == "" {
+		t.Skip("helper process only")
+	}
+	s, err := New(context.Background(), Config{Workspace: os.Getenv("TRIO_TEST_CRASH_WS"), RunID: runID})
+	if err != nil {
+		fmt.Println("crash child:", err)
+		os.Exit(2)
+	}
+	run(t, s, "true")
+	os.Exit(0) // no Close: a crash
+}
+
+func TestLeftoversOfCrashedRunRemoved(t *testing.T) {
+	t.Parallel()
+	requireContainerd(t)
+	runID := fmt.Sprintf("crash-%d", time.Now().UnixNano())
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TRIO_TEST_CRASH_RUN="+runID, "TRIO_TEST_CRASH_WS="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crash child: %v\n%s", err, out)
+	}
+	if got := trioContainers(t, runID); len(got) != 2 {
+		t.Fatalf("the crashed run left %v, want its container and task", got)
+	}
+	s := newSandbox(t, Config{RunID: runID + "-next"})
+	run(t, s, "true")
+	if got := trioContainers(t, runID); len(got) != 0 {
+		t.Errorf("after a new sandbox: %v of the crashed run remain", got)
+	}
+}
+
+func TestConcurrentSandboxesAreSeparate(t *testing.T) {
+	t.Parallel()
+	a, b := newSandbox(t, Config{}), newSandbox(t, Config{})
+	var wg sync.WaitGroup
+	results := make([]sandbox.Result, 2)
+	for i, s := range []*Sandbox{a, b} {
+		other := []*Sandbox{b, a}[i]
+		wg.Go(func() {
+			name := fmt.Sprintf("mine-%d", i)
+			results[i] = run(t, s, "sh", "-c", fmt.Sprintf("touch /workspace/%s; sleep 1; ls /workspace; ls %s 2>&1 || true", name, other.cfg.Workspace))
+		})
+	}
+	wg.Wait()
+	for i, res := range results {
+		mine, theirs := fmt.Sprintf("mine-%d", i), fmt.Sprintf("mine-%d", 1-i)
+		if !strings.Contains(res.Stdout, mine) || strings.Contains(res.Stdout, theirs) {
+			t.Errorf("sandbox %d sees:\n%s", i, res.Stdout)
+		}
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "no.sock")
+	err := Available(context.Background(), missing)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "sandbox: local") {
+		t.Errorf("Available: %v", err)
+	}
+	_, err = New(context.Background(), Config{Address: missing, Workspace: t.TempDir()})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Errorf("New: %v", err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no workspace", Config{}, "Workspace"},
+		{"bad run id", Config{Workspace: t.TempDir(), RunID: "../x"}, "RunID"},
+		{"bad rootfs", Config{Workspace: t.TempDir(), RootFS: "vm"}, "RootFS"},
+		{"image without ref", Config{Workspace: t.TempDir(), RootFS: RootFSImage}, "Image"},
+		{"workspace missing", Config{Workspace: "/nonexistent/trio"}, "Workspace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := tt.cfg.withDefaults()
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want ErrConfig naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSameRunIDRefused(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	_, err := New(context.Background(), Config{Workspace: t.TempDir(), RunID: s.cfg.RunID})
+	if err == nil {
+		t.Fatal("a second sandbox with the same RunID was created")
+	}
+	if res := run(t, s, "true"); res.ExitCode != 0 {
+		t.Errorf("the first sandbox broke: %+v", res)
+	}
+}
+
+func TestMissingDir(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	if err := os.WriteFile(filepath.Join(s.cfg.Workspace, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, code := range map[string]int{"nope": 127, "file": 126} {
+		res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"true"}, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != code || !strings.Contains(res.Stderr, dir) {
+			t.Errorf("Dir %s: %+v", dir, res)
+		}
+	}
+}
+
+func TestEscapedChildDoesNotHang(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, Config{})
+	start := time.Now()
+	// setsid leaves the command's process group and keeps stdout open.
+	res := run(t, s, "sh", "-c", "setsid sleep 600 & sleep 0.2; echo out")
+	if el := time.Since(start); el > 15*time.Second {
+		t.Errorf("Exec took %v; an escaped child held the output", el)
+	}
+	if !strings.HasPrefix(res.Stdout, "out") {
+		t.Errorf("%+v", res)
+	}
+	t.Logf("took %v", time.Since(start))
+}
+
+func TestNetworkWhenAllowed(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Network: true}})
+	port := ln.Addr().(*net.TCPAddr).Port
+	if res := run(t, s, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)); res.ExitCode != 0 {
+		t.Errorf("with Limits.Network the host listener is unreachable: %+v", res)
+	}
+}

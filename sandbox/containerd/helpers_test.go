@@ -1,0 +1,56 @@
+package containerd
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+// requireContainerd skips when containerd is unreachable, and fails when
+// CI=true: in CI these tests are the proof that the sandbox isolates.
+func requireContainerd(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := Available(ctx, ""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and containerd is unreachable: %v", err)
+		}
+		t.Skipf("containerd unreachable (set %s; CI=true makes this a failure): %v", AddressEnv, err)
+	}
+}
+
+func newSandbox(t testing.TB, cfg Config) *Sandbox {
+	t.Helper()
+	requireContainerd(t)
+	if cfg.Workspace == "" {
+		cfg.Workspace = t.TempDir()
+	}
+	if cfg.Limits == (sandbox.Limits{}) {
+		cfg.Limits = sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, CPUs: 1, Pids: 256, Output: 64 << 10}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func run(t testing.TB, s *Sandbox, argv ...string) sandbox.Result {
+	t.Helper()
+	res, err := s.Exec(context.Background(), sandbox.Command{Argv: argv})
+	if err != nil {
+		t.Fatalf("Exec %q: %v", argv, err)
+	}
+	return res
+}

@@ -1,0 +1,33 @@
+package containerd
+
+import (
+	"context"
+
+	v1 "github.com/containerd/cgroups/v3/cgroup1/stats"
+	v2 "github.com/containerd/cgroups/v3/cgroup2/stats"
+	"github.com/containerd/typeurl/v2"
+)
+
+// oomKills is the container's count of OOM kills (cgroup v1 oom_control or
+// v2 memory.events), or 0 when unknown.
+func (s *Sandbox) oomKills(ctx context.Context) uint64 {
+	m, err := s.task.Metrics(ctx)
+	if err != nil || m == nil || m.Data == nil {
+		return 0
+	}
+	v, err := typeurl.UnmarshalAny(m.Data)
+	if err != nil {
+		return 0
+	}
+	switch m := v.(type) {
+	case *v1.Metrics:
+		if c := m.GetMemoryOomControl(); c != nil {
+			return c.OomKill
+		}
+	case *v2.Metrics:
+		if e := m.GetMemoryEvents(); e != nil {
+			return e.OomKill
+		}
+	}
+	return 0
+}

@@ -1,0 +1,172 @@
+package containerd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/contrib/seccomp"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// initArgs is the container's first process: a shell that waits forever, so
+// that it reaps the orphans of finished commands, and exits on SIGTERM.
+var initArgs = []string{"/bin/sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"}
+
+func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) ([]client.NewContainerOpts, error) {
+	lim := s.cfg.Limits
+	specOpts := []oci.SpecOpts{
+		oci.WithDefaultSpec(),
+		oci.WithProcessArgs(args...),
+		oci.WithProcessCwd("/"),
+		oci.WithEnv(s.env),
+		oci.WithUIDGID(s.uid, s.gid),
+		oci.WithCapabilities(nil),
+		oci.WithNoNewPrivileges,
+		seccomp.WithDefaultProfile(),
+		oci.WithRootFSReadonly(),
+		oci.WithHostname("trio"),
+		oci.WithMounts(s.mounts()),
+	}
+	if lim.Network {
+		specOpts = append(specOpts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostResolvconf, oci.WithHostHostsFile)
+	}
+	if lim.Memory > 0 {
+		specOpts = append(specOpts, oci.WithMemoryLimit(uint64(lim.Memory)))
+		if swapAccounting() {
+			// memory+swap = memory: the limit is not dodged by swapping.
+			specOpts = append(specOpts, oci.WithMemorySwap(lim.Memory))
+		}
+	}
+	if lim.CPUs > 0 {
+		const period = 100000
+		specOpts = append(specOpts, oci.WithCPUCFS(int64(lim.CPUs*period), period))
+	}
+	pids := lim.Pids
+	if pids <= 0 {
+		pids = DefaultPids
+	}
+	specOpts = append(specOpts, oci.WithPidsLimit(pids))
+	labels := map[string]string{
+		LabelManaged: "true",
+		LabelRun:     s.cfg.RunID,
+		LabelOwner:   ownerLabel(),
+		LabelState:   s.stateDir,
+	}
+	opts := []client.NewContainerOpts{client.WithContainerLabels(labels)}
+	switch s.cfg.RootFS {
+	case RootFSImage:
+		img, err := s.image(ctx)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.WithNewSnapshot(id+"-rootfs", img))
+	default:
+		rootfs := filepath.Join(s.stateDir, "rootfs")
+		if _, err := os.Lstat(filepath.Join(rootfs, "etc", "passwd")); err != nil {
+			if err := s.populateRootFS(rootfs); err != nil {
+				return nil, err
+			}
+		}
+		specOpts = append(specOpts, oci.WithRootFSPath(rootfs))
+	}
+	return append(opts, client.WithNewSpec(specOpts...)), nil
+}
+
+// baseProcess is the process spec commands start from: the container's
+// user, no capabilities, no new privileges.
+func (s *Sandbox) baseProcess() *specs.Process {
+	return &specs.Process{
+		User:            specs.User{UID: s.uid, GID: s.gid},
+		Capabilities:    &specs.LinuxCapabilities{},
+		NoNewPrivileges: true,
+		Rlimits:         []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}},
+	}
+}
+
+// mounts are the bind and tmpfs mounts on top of the root.
+func (s *Sandbox) mounts() []specs.Mount {
+	owner := "uid=" + strconv.Itoa(int(s.uid)) + ",gid=" + strconv.Itoa(int(s.gid))
+	size := "size=1g"
+	if m := s.cfg.Limits.Memory; m > 0 {
+		size = "size=" + strconv.FormatInt(m, 10)
+	}
+	ms := []specs.Mount{
+		{Destination: WorkspaceDir, Type: "bind", Source: s.cfg.Workspace, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777", size}},
+		{Destination: HomeDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=0700", owner, size}},
+		{Destination: CacheDir, Type: "bind", Source: filepath.Join(s.stateDir, "cache"), Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+	}
+	if s.cfg.ModCache != "none" {
+		ms = append(ms, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: s.cfg.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+	}
+	if s.cfg.RootFS != RootFSHost {
+		return ms
+	}
+	for _, d := range append(append([]string(nil), s.cfg.ToolchainDirs...), s.cfg.EtcFiles...) {
+		st, err := os.Lstat(d)
+		if err != nil || st.Mode()&os.ModeSymlink != 0 {
+			continue // missing, or recreated as a symlink by populateRootFS
+		}
+		ms = append(ms, specs.Mount{Destination: d, Type: "bind", Source: d, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+	}
+	return ms
+}
+
+// populateRootFS recreates the toolchain entries that are symlinks on the
+// host (merged /usr) inside the empty rootfs, and the files /etc needs.
+func (s *Sandbox) populateRootFS(rootfs string) error {
+	for _, d := range append(append([]string(nil), s.cfg.ToolchainDirs...), s.cfg.EtcFiles...) {
+		st, err := os.Lstat(d)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		target, err := os.Readlink(d)
+		if err != nil {
+			return fmt.Errorf("rootfs: %w", err)
+		}
+		dst := filepath.Join(rootfs, d)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("rootfs: %w", err)
+		}
+		if err := os.Symlink(target, dst); err != nil {
+			return fmt.Errorf("rootfs: %w", err)
+		}
+	}
+	etc := filepath.Join(rootfs, "etc")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		return fmt.Errorf("rootfs: %w", err)
+	}
+	name := "trio"
+	files := map[string]string{
+		"passwd":      fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n%s:x:%d:%d:trio sandbox:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", name, s.uid, s.gid, HomeDir),
+		"group":       fmt.Sprintf("root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", name, s.gid),
+		"hosts":       "127.0.0.1\tlocalhost trio\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+		"resolv.conf": "",
+		"hostname":    "trio\n",
+	}
+	if s.uid == NobodyID {
+		files["passwd"] = fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:%s:/bin/sh\n", HomeDir)
+		files["group"] = "root:x:0:\nnogroup:x:65534:\n"
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(etc, f), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("rootfs: %w", err)
+		}
+	}
+	return nil
+}
+
+// swapAccounting reports whether the memory+swap limit can be set: always on
+// cgroup v2, only with swap accounting on cgroup v1 (runc fails otherwise).
+func swapAccounting() bool {
+	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
+		return true // cgroup v2 (or not this host's view): runc handles it
+	}
+	_, err := os.Stat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+	return err == nil
+}

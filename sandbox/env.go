@@ -1,0 +1,80 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultPath is PATH inside a sandbox when the host has none.
+const DefaultPath = "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// PassEnv lists host variables copied into a command's environment when set.
+// Nothing else of the host's environment is passed: no API keys, tokens,
+// SSH agent sockets or cloud credentials.
+var PassEnv = []string{"LANG", "LC_ALL", "LC_CTYPE", "TZ", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOSUMDB"}
+
+// BaseEnv returns the allow-listed environment for commands: PATH (the
+// host's PATH, else DefaultPath), HOME=home, TMPDIR (Local only; empty
+// tmp omits it), TERM=dumb, GOTOOLCHAIN=local (never download a toolchain),
+// the PassEnv variables, and extra entries last (a later key wins).
+func BaseEnv(path, home, tmp string, extra ...string) []string {
+	if path == "" {
+		path = DefaultPath
+	}
+	env := []string{"PATH=" + path, "HOME=" + home, "TERM=dumb", "GOTOOLCHAIN=local"}
+	if tmp != "" {
+		env = append(env, "TMPDIR="+tmp)
+	}
+	for _, k := range PassEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return mergeEnv(env, extra)
+}
+
+// mergeEnv appends extra to base; a key in extra replaces the same key in base.
+func mergeEnv(base, extra []string) []string {
+	out := make([]string, 0, len(base)+len(extra))
+	seen := map[string]int{}
+	for _, kv := range append(base[:len(base):len(base)], extra...) {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := seen[k]; ok {
+			out[i] = kv
+			continue
+		}
+		seen[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+// hostGoEnv returns the host's Go module and build caches, so commands reuse
+// them (offline builds need the module cache) though HOME is fresh.
+func hostGoEnv() []string {
+	var env []string
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(h, "go")
+		}
+	}
+	if gopath != "" {
+		env = append(env, "GOPATH="+gopath)
+	}
+	if v := os.Getenv("GOMODCACHE"); v != "" {
+		env = append(env, "GOMODCACHE="+v)
+	} else if gopath != "" {
+		env = append(env, "GOMODCACHE="+filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod"))
+	}
+	if v := os.Getenv("GOCACHE"); v != "" {
+		env = append(env, "GOCACHE="+v)
+	} else if d, err := os.UserCacheDir(); err == nil {
+		env = append(env, "GOCACHE="+filepath.Join(d, "go-build"))
+	}
+	if v := os.Getenv("GOROOT"); v != "" {
+		env = append(env, "GOROOT="+v)
+	}
+	return env
+}
