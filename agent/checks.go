@@ -1,0 +1,219 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/tools"
+)
+
+// newCritic builds the Critic with the base policy's gate (it writes the
+// acceptance tests, which the Worker may only read).
+func (r *run) newCritic(view tools.View) *critic.Critic {
+	var opts []critic.Option
+	for _, role := range []string{RoleCritic, RoleTestDesigner} {
+		if p, ok := r.cfg.prompts[role]; ok {
+			opts = append(opts, critic.WithPrompt(role, p))
+		}
+	}
+	if len(r.st.Baseline) > 0 {
+		opts = append(opts, critic.WithBaseline(r.st.Baseline...))
+	}
+	// A run folder inside the workspace is not the project's.
+	if rel, err := filepath.Rel(r.st.Workspace, absPath(filepath.Dir(r.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		opts = append(opts, critic.WithAllowed(filepath.ToSlash(rel)+"/**"))
+	}
+	if r.st.Suite != nil {
+		opts = append(opts, critic.WithSuite(*r.st.Suite))
+	}
+	return critic.New(r.model, r.criticGate, view, r.ws, opts...)
+}
+
+func absPath(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+// designTests writes the acceptance tests: the first suite, or a new
+// version after a suspect_test verdict (then with the suspect tests'
+// reasons), instead of bending correct code to wrong tests.
+func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
+	plan := *r.st.Plan
+	var (
+		suite critic.TestSuite
+		err   error
+	)
+	if suspect != nil {
+		r.emit(Event{Kind: EventTestRepair, Role: RoleTestDesigner, Verdict: string(suspect.Verdict), Message: suspectText(*suspect)})
+		suite, err = r.critic.RepairTests(ctx, r.st.Goal, plan, *suspect)
+	} else {
+		suite, err = r.critic.DesignTests(ctx, r.st.Goal, plan)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return stopf(StopModelError, "test design: %v", err)
+	}
+	r.st.Suite = &suite
+	r.st.SuiteVersion = suite.Version
+	if suspect != nil {
+		r.st.TestRepairs++
+	}
+	r.trace(TraceEntry{Kind: "suite", Role: RoleTestDesigner, Suite: &suite, SuiteVersion: suite.Version})
+	r.emit(Event{Kind: EventTestsDesigned, Role: RoleTestDesigner, Message: fmt.Sprintf("suite version %d: %s", suite.Version, strings.Join(suite.Files, ", "))})
+	if suspect != nil {
+		return r.setPhase(phaseCheck)
+	}
+	r.pinWorker()
+	return r.setPhase(phaseBuild)
+}
+
+// check runs every check, then decides: done, repair, test repair or stop.
+func (r *run) check(ctx context.Context) error {
+	st := r.st
+	r.lastModelErr = nil
+	f, err := r.critic.Check(ctx, *st.Plan)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if r.lastModelErr != nil {
+			return stopf(StopModelError, "checks: %v", err)
+		}
+		return stopf(StopSandboxError, "checks: %v", err)
+	}
+	st.Checks++
+	st.Findings = &f
+	if st.FirstPass == nil {
+		pass := f.Passed()
+		st.FirstPass = &pass
+	}
+	fp := f.Fingerprint()
+	r.trace(TraceEntry{Kind: "critic_verdict", Role: RoleCritic, Findings: &f, Fingerprint: fp, SuiteVersion: st.SuiteVersion})
+	r.emit(Event{Kind: EventCriticVerdict, Role: RoleCritic, Verdict: string(f.Verdict), Message: verdictLine(f)})
+	if f.Passed() {
+		st.Phase = phaseDone
+		return r.checkpoint()
+	}
+	st.FailingOutput = failingOutput(f)
+	r.win.setFailing(st.FailingOutput)
+	prevFP := st.Fingerprints
+	st.Fingerprints = append(st.Fingerprints, fp)
+	st.WorkspaceHashes = append(st.WorkspaceHashes, workspaceHash(st.Workspace))
+	if n := len(prevFP); n > 0 && prevFP[n-1] == fp {
+		return stopf(StopSameFailure, "the same failure (fingerprint %s) twice in a row: %s", fp, verdictLine(f))
+	}
+	if alternating(st.Fingerprints) {
+		return stopf(StopOscillation, "the failures alternate between two fingerprints: %s", strings.Join(st.Fingerprints[len(st.Fingerprints)-4:], ", "))
+	}
+	if alternating(st.WorkspaceHashes) {
+		return stopf(StopOscillation, "the workspace alternates between two states: %s", strings.Join(st.WorkspaceHashes[len(st.WorkspaceHashes)-4:], ", "))
+	}
+	if f.Verdict == critic.VerdictSuspectTest {
+		if st.TestRepairs >= r.cfg.budgets.MaxRepairRounds {
+			return stopf(StopBudgetRepairs, "%d test repairs spent and the Critic still suspects the tests", st.TestRepairs)
+		}
+		return r.setPhase(phaseTestRepair)
+	}
+	if r.cfg.budgets.MaxRepairRounds == 0 {
+		return stopf(StopChecksFailed, "%s", verdictLine(f))
+	}
+	if st.RepairRound >= r.cfg.budgets.MaxRepairRounds {
+		return stopf(StopBudgetRepairs, "%d repair rounds spent; last verdict: %s", st.RepairRound, verdictLine(f))
+	}
+	st.RepairRound++
+	st.SegmentStarted = false
+	return r.setPhase(phaseRepair)
+}
+
+// alternating reports A, B, A, B at the end of xs with A ≠ B.
+func alternating(xs []string) bool {
+	n := len(xs)
+	if n < 4 {
+		return false
+	}
+	a, b := xs[n-4], xs[n-3]
+	return a != b && xs[n-2] == a && xs[n-1] == b
+}
+
+func verdictLine(f critic.Findings) string {
+	var parts []string
+	for _, c := range f.FailedChecks() {
+		parts = append(parts, c.Name)
+	}
+	s := string(f.Verdict)
+	if len(parts) > 0 {
+		s += " (failed checks: " + strings.Join(parts, ", ") + ")"
+	}
+	if len(f.Failures) > 0 {
+		s += fmt.Sprintf(", %d failure(s)", len(f.Failures))
+	}
+	if f.Summary != "" {
+		s += ": " + oneLine(f.Summary, 200)
+	}
+	return s
+}
+
+// findingsText is the Critic's findings as the Worker reads them.
+func findingsText(f critic.Findings) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Verdict: %s\n", f.Verdict)
+	if f.Summary != "" {
+		fmt.Fprintf(&b, "Summary: %s\n", f.Summary)
+	}
+	for i, x := range f.Failures {
+		fmt.Fprintf(&b, "%d. [%s] %s", i+1, x.Kind, x.TestID)
+		if x.Location != "" {
+			fmt.Fprintf(&b, " at %s", x.Location)
+		}
+		fmt.Fprintf(&b, "\n   expected: %s\n   actual: %s\n", x.Expected, x.Actual)
+	}
+	for _, s := range f.SuspectTests {
+		fmt.Fprintf(&b, "- suspect test %s: %s\n", s.TestID, s.Reason)
+	}
+	for _, c := range f.Checks {
+		mark := "ok"
+		if !c.OK {
+			mark = "FAILED"
+		}
+		fmt.Fprintf(&b, "- check %s: %s", c.Name, mark)
+		if !c.OK && c.Detail != "" {
+			fmt.Fprintf(&b, "\n%s", indent(c.Detail, "    "))
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func suspectText(f critic.Findings) string {
+	var parts []string
+	for _, s := range f.SuspectTests {
+		parts = append(parts, s.TestID+": "+s.Reason)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func indent(s, pre string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = pre + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// failingOutput is the latest failing output the Worker's window must keep
+// whatever it folds: the failed checks' details.
+func failingOutput(f critic.Findings) string {
+	var b strings.Builder
+	for _, c := range f.FailedChecks() {
+		fmt.Fprintf(&b, "check %s failed:\n%s\n", c.Name, c.Detail)
+	}
+	return strings.TrimSpace(b.String())
+}

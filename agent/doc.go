@@ -1,0 +1,38 @@
+// Package agent is Trio's orchestrator: it runs the Planner, the Critic's test
+// designer, the Worker loop and the Critic's checks and repairs for one goal,
+// keeps the run inside its budgets, stops with a named reason instead of
+// spinning, and leaves a run folder on disk from which the run can be inspected
+// and resumed.
+//
+// A run, as data flows:
+//
+//	goal ─ Planner ─> Plan ─ Critic.DesignTests ─> acceptance tests (read-only to the Worker)
+//	     ─ for each step: Worker turns (model ─tool calls─> gate ─> tool) until finish_step
+//	     ─ Critic.Check ─> pass → report
+//	                     ─> fail → repair (analysis first) → Critic.Check again (all checks)
+//	                     ─> suspect_test → test repair (a new suite version) → Critic.Check
+//
+// The run folder (runs/<run-id>/ under the current directory unless
+// WithRunsDir says otherwise) holds:
+//
+//	state.json    the checkpoint, rewritten atomically after every tool call and phase change
+//	history.jsonl the Worker's messages (state.json says how many it covers)
+//	calls.jsonl   a write-ahead record of every Worker tool call ("begin" before, "end" after)
+//	trace.jsonl   every model request and reply, tool call, critic verdict, suite version
+//	audit.jsonl   every decision of the safe_execute gate
+//	report.json   the Report, and report.md for people
+//	workspace/    the project, unless WithWorkspace names another folder
+//
+// Resume continues a run from its checkpoint: a tool call whose "end" is in
+// calls.jsonl is never executed again (its recorded result is reused), so a
+// run killed at any point re-runs at most the one call that was in flight.
+//
+// Budgets (WithBudgets) bound the Worker's turns per step and in all, the
+// repair rounds, the tokens of every role and the wall time; loop guards stop
+// a run that repeats a failure, repeats a call or alternates between two
+// states. Every stop has a StopReason in the Report.
+//
+// Package agent owns orchestration, run state, budgets, events, checkpoints,
+// resume and reports. It must not parse policy files, speak HTTP or run
+// processes itself: policy, llm, tools and sandbox do that.
+package agent

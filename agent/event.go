@@ -1,0 +1,57 @@
+package agent
+
+import "time"
+
+// EventKind names what happened.
+type EventKind string
+
+// The events a run emits, in roughly the order they occur.
+const (
+	EventRunStarted    EventKind = "run_started"
+	EventRunResumed    EventKind = "run_resumed"
+	EventPlanReady     EventKind = "plan_ready"
+	EventTestsDesigned EventKind = "tests_designed"
+	EventStepStarted   EventKind = "step_started"
+	EventStepFinished  EventKind = "step_finished"
+	EventModelCall     EventKind = "model_call"
+	EventToolCall      EventKind = "tool_call"
+	EventCriticVerdict EventKind = "critic_verdict"
+	EventRepairStarted EventKind = "repair_started"
+	EventTestRepair    EventKind = "test_repair_started"
+	EventSummary       EventKind = "summary"
+	EventMasked        EventKind = "masked"
+	EventWarning       EventKind = "warning"
+	EventRunFinished   EventKind = "run_finished"
+)
+
+// Tokens is token accounting: the call's own and the run's totals so far.
+type Tokens struct {
+	Prompt          int `json:"prompt,omitempty"`
+	Completion      int `json:"completion,omitempty"`
+	TotalPrompt     int `json:"total_prompt,omitempty"`
+	TotalCompletion int `json:"total_completion,omitempty"`
+}
+
+// Event is one thing a run did, for progress displays and JSON event
+// streams. Fields that do not apply to a kind are zero and omitted in JSON.
+type Event struct {
+	Time  time.Time `json:"time"`
+	Kind  EventKind `json:"kind"`
+	RunID string    `json:"run_id,omitempty"`
+	// Role is the model role involved: planner, test_designer, worker,
+	// critic, summarizer.
+	Role string `json:"role,omitempty"`
+	// Step is the 1-based plan step the Worker is on; Steps is the plan's length.
+	Step  int `json:"step,omitempty"`
+	Steps int `json:"steps,omitempty"`
+	// Repair is the repair round (1-based) when the Worker is repairing.
+	Repair   int           `json:"repair,omitempty"`
+	Tool     string        `json:"tool,omitempty"`
+	Decision string        `json:"decision,omitempty"`
+	OK       *bool         `json:"ok,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Tokens   Tokens        `json:"tokens,omitzero"`
+	Verdict  string        `json:"verdict,omitempty"`
+	Reason   StopReason    `json:"reason,omitempty"`
+	Message  string        `json:"message,omitempty"`
+}

@@ -1,0 +1,259 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"text/template"
+	"time"
+
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/summarizer"
+)
+
+// The model roles of a run. They are the Agent names of llm.Request, the
+// keys of per-role tool subsets, prompts and usage.
+const (
+	RolePlanner      = "planner"
+	RoleTestDesigner = "test_designer"
+	RoleWorker       = "worker"
+	RoleCritic       = "critic"
+	RoleSummarizer   = "summarizer"
+)
+
+// FinishStepName is the tool the Worker calls to end a step.
+const FinishStepName = "finish_step"
+
+// Budgets bound one run. A zero field means the default of DefaultBudgets.
+type Budgets struct {
+	// MaxSteps is the Worker turns (model replies) allowed per plan step or
+	// repair round; at the limit the step ends and the run goes on.
+	MaxSteps int `json:"max_steps"`
+	// MaxTotalTurns is the Worker turns allowed in the whole run
+	// (stop reason budget_steps).
+	MaxTotalTurns int `json:"max_total_turns"`
+	// MaxRepairRounds is the repair rounds allowed after the first check
+	// (stop reason budget_repairs). A negative value allows none.
+	MaxRepairRounds int `json:"max_repair_rounds"`
+	// MaxTokens is the prompt plus completion tokens of every role
+	// (stop reason budget_tokens); at 80% the Worker is told to wrap up.
+	MaxTokens int `json:"max_tokens"`
+	// MaxWallTime is the run's wall time, summed over resumes
+	// (stop reason budget_time).
+	MaxWallTime time.Duration `json:"max_wall_time_ns"`
+}
+
+// DefaultBudgets are the budgets of a run that sets none.
+func DefaultBudgets() Budgets {
+	return Budgets{
+		MaxSteps:        25,
+		MaxTotalTurns:   200,
+		MaxRepairRounds: 3,
+		MaxTokens:       2_000_000,
+		MaxWallTime:     30 * time.Minute,
+	}
+}
+
+func (b Budgets) withDefaults() Budgets {
+	d := DefaultBudgets()
+	if b.MaxSteps <= 0 {
+		b.MaxSteps = d.MaxSteps
+	}
+	if b.MaxTotalTurns <= 0 {
+		b.MaxTotalTurns = d.MaxTotalTurns
+	}
+	if b.MaxRepairRounds == 0 {
+		b.MaxRepairRounds = d.MaxRepairRounds
+	} else if b.MaxRepairRounds < 0 {
+		b.MaxRepairRounds = 0
+	}
+	if b.MaxTokens <= 0 {
+		b.MaxTokens = d.MaxTokens
+	}
+	if b.MaxWallTime <= 0 {
+		b.MaxWallTime = d.MaxWallTime
+	}
+	return b
+}
+
+// Option configures an Agent.
+type Option func(*config) error
+
+type config struct {
+	workspace  string
+	runsDir    string
+	runID      string
+	policy     *policy.Policy
+	sandbox    sandbox.Sandbox
+	confirmer  policy.Confirmer
+	observers  []func(Event)
+	roleTools  map[string][]string
+	prompts    map[string]string
+	budgets    Budgets
+	window     *summarizer.Config
+	hasBudgets bool
+}
+
+// WithWorkspace sets the folder the project is built in (created if
+// missing). Default: "workspace" inside the run's folder
+// (<runs dir>/<run id>/workspace).
+func WithWorkspace(dir string) Option {
+	return func(c *config) error {
+		if dir == "" {
+			return errors.New("agent: WithWorkspace: empty directory")
+		}
+		c.workspace = dir
+		return nil
+	}
+}
+
+// WithRunsDir sets the folder under which each run gets its own folder
+// <dir>/<run-id>. Default: "runs" under the current directory. A runs
+// folder inside the workspace is never taken for stray files.
+func WithRunsDir(dir string) Option {
+	return func(c *config) error {
+		if dir == "" {
+			return errors.New("agent: WithRunsDir: empty directory")
+		}
+		c.runsDir = dir
+		return nil
+	}
+}
+
+// WithRunID names the run (and its folder). Default: a UTC timestamp with a
+// random suffix.
+func WithRunID(id string) Option {
+	return func(c *config) error {
+		if id == "" || id == "." || id == ".." || containsSep(id) {
+			return fmt.Errorf("agent: WithRunID: %q is not a valid folder name", id)
+		}
+		c.runID = id
+		return nil
+	}
+}
+
+// WithPolicy sets the policy every tool call is judged by. Default:
+// policy.Default().
+func WithPolicy(p *policy.Policy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return errors.New("agent: WithPolicy: nil policy")
+		}
+		c.policy = p
+		return nil
+	}
+}
+
+// WithSandbox sets where commands run. Default: a local sandbox, which does
+// not isolate (the run emits a warning event saying so). The Agent closes
+// neither a sandbox given here nor its workspace's files.
+func WithSandbox(sb sandbox.Sandbox) Option {
+	return func(c *config) error {
+		if sb == nil {
+			return errors.New("agent: WithSandbox: nil sandbox")
+		}
+		c.sandbox = sb
+		return nil
+	}
+}
+
+// WithConfirmer sets who answers the policy's "ask" decisions. Without one,
+// every ask is a no.
+func WithConfirmer(cf policy.Confirmer) Option {
+	return func(c *config) error {
+		c.confirmer = cf
+		return nil
+	}
+}
+
+// WithObserver adds a function that receives every Event, in order, on the
+// run's goroutine; it must return quickly. May be given several times.
+func WithObserver(fn func(Event)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return errors.New("agent: WithObserver: nil function")
+		}
+		c.observers = append(c.observers, fn)
+		return nil
+	}
+}
+
+// WithRoleTools sets the tools a role may call (by name), replacing the
+// role's default subset. Roles: planner, worker, critic. The Worker always
+// also gets finish_step.
+//
+// Defaults: planner read_file, list_files, search_files; worker every
+// built-in and every tool of the registry; critic run_tests, run_command,
+// read_file, list_files.
+func WithRoleTools(role string, names ...string) Option {
+	return func(c *config) error {
+		switch role {
+		case RolePlanner, RoleWorker, RoleCritic:
+		default:
+			return fmt.Errorf("agent: WithRoleTools: unknown role %q (want planner, worker or critic)", role)
+		}
+		if c.roleTools == nil {
+			c.roleTools = map[string][]string{}
+		}
+		c.roleTools[role] = append([]string(nil), names...)
+		return nil
+	}
+}
+
+// WithPrompt replaces a role's system prompt. The Worker's prompts are
+// "worker" (system) and "worker_repair", the message that opens a repair
+// round: a text/template with .Round, .MaxRounds, .Findings and .TestsDir
+// (see prompts/repair.md). Planner, critic and test_designer prompts are
+// passed to their packages.
+func WithPrompt(role, text string) Option {
+	return func(c *config) error {
+		switch role {
+		case RolePlanner, RoleWorker, RoleCritic, RoleTestDesigner, "worker_repair":
+		default:
+			return fmt.Errorf("agent: WithPrompt: unknown role %q", role)
+		}
+		if text == "" {
+			return fmt.Errorf("agent: WithPrompt(%s): empty prompt", role)
+		}
+		if role == "worker_repair" {
+			if _, err := template.New(role).Funcs(funcs).Parse(text); err != nil {
+				return fmt.Errorf("agent: WithPrompt(%s): %w", role, err)
+			}
+		}
+		if c.prompts == nil {
+			c.prompts = map[string]string{}
+		}
+		c.prompts[role] = text
+		return nil
+	}
+}
+
+// WithBudgets sets the run's budgets; zero fields keep their defaults.
+func WithBudgets(b Budgets) Option {
+	return func(c *config) error {
+		if b.MaxSteps < 0 || b.MaxTotalTurns < 0 || b.MaxTokens < 0 || b.MaxWallTime < 0 {
+			return fmt.Errorf("agent: WithBudgets: negative budget in %+v", b)
+		}
+		c.budgets = b
+		c.hasBudgets = true
+		return nil
+	}
+}
+
+// WithWindow configures the Worker's context window (context limit, reply
+// reserve, summary cadence). Default: the summarizer's defaults.
+func WithWindow(w summarizer.Config) Option {
+	return func(c *config) error {
+		c.window = &w
+		return nil
+	}
+}
+
+func containsSep(s string) bool {
+	for _, r := range s {
+		if r == '/' || r == '\\' {
+			return true
+		}
+	}
+	return false
+}

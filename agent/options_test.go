@@ -1,0 +1,119 @@
+package agent_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/policy"
+)
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opt  agent.Option
+		want string
+	}{
+		{"run id with a slash", agent.WithRunID("a/b"), "not a valid folder name"},
+		{"unknown role tools", agent.WithRoleTools("boss", "read_file"), "unknown role"},
+		{"unknown prompt role", agent.WithPrompt("boss", "hi"), "unknown role"},
+		{"empty prompt", agent.WithPrompt(agent.RoleWorker, ""), "empty prompt"},
+		{"bad repair template", agent.WithPrompt("worker_repair", "{{.Findings"), "worker_repair"},
+		{"negative budget", agent.WithBudgets(agent.Budgets{MaxTokens: -1}), "negative budget"},
+		{"nil observer", agent.WithObserver(nil), "nil function"},
+		{"nil policy", agent.WithPolicy(nil), "nil policy"},
+		{"empty workspace", agent.WithWorkspace(""), "empty directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := agent.New(newFake(), nil, tt.opt)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New: %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := agent.New(nil, nil); err == nil {
+		t.Error("New(nil model) did not fail")
+	}
+}
+
+// A role's tool subset is what its model is offered.
+func TestRoleTools(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker,
+			calls("", call{"run_command", map[string]string{"command": "go version"}}),
+			calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	rep := run(t, m, nil, e.opts(agent.WithRoleTools(agent.RoleWorker, "write_file", "read_file"))...)
+	if rep.Reason != agent.StopCompleted {
+		t.Fatalf("reason %s (%s)", rep.Reason, rep.Detail)
+	}
+	var offered []string
+	for _, req := range m.requests {
+		if req.Agent == agent.RoleWorker {
+			for _, d := range req.Tools {
+				offered = append(offered, d.GetFunction().Name)
+			}
+			break
+		}
+	}
+	if strings.Join(offered, ",") != "finish_step,read_file,write_file" {
+		t.Errorf("worker offered %v, want finish_step, read_file, write_file", offered)
+	}
+	if rep.Metrics.ToolFailures != 1 {
+		t.Errorf("tool failures %d, want 1 (run_command is not the Worker's)", rep.Metrics.ToolFailures)
+	}
+}
+
+// A runs folder inside the workspace is not stray to the Critic.
+func TestRunsInsideWorkspace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.runs = filepath.Join(e.ws, "runs")
+	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	rep := run(t, m, nil, e.opts()...)
+	if rep.Reason != agent.StopCompleted || !rep.Metrics.FirstPass {
+		t.Fatalf("reason %s (%s), first pass %v", rep.Reason, rep.Detail, rep.Metrics.FirstPass)
+	}
+}
+
+// yesOnce answers every question yes and counts them.
+type yesOnce struct{ asked int }
+
+func (c *yesOnce) Confirm(_ context.Context, req policy.ConfirmRequest) (policy.Answer, error) {
+	c.asked++
+	return policy.AnswerYes, nil
+}
+
+// An "ask" goes to the embedder's Confirmer and is counted.
+func TestConfirmer(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse("test.yaml", []byte(`version: 1
+mode: interactive
+commands:
+  allow: ["go test *"]
+  ask: ["go version"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	cf := &yesOnce{}
+	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker,
+			calls("", call{"run_command", map[string]string{"command": "go version"}}),
+			calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	rep := run(t, m, nil, e.opts(agent.WithPolicy(p), agent.WithConfirmer(cf))...)
+	if rep.Reason != agent.StopCompleted {
+		t.Fatalf("reason %s (%s)", rep.Reason, rep.Detail)
+	}
+	if cf.asked != 1 || rep.Metrics.Confirmations != 1 || rep.Metrics.Denials != 0 {
+		t.Errorf("asked %d, confirmations %d, denials %d; want 1, 1, 0", cf.asked, rep.Metrics.Confirmations, rep.Metrics.Denials)
+	}
+}

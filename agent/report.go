@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/planner"
+)
+
+// Report is the outcome of a run, written to report.json and report.md.
+type Report struct {
+	RunID     string `json:"run_id"`
+	RunDir    string `json:"run_dir"`
+	Goal      string `json:"goal"`
+	Workspace string `json:"workspace"`
+	// Status is "completed", "interrupted" (resumable) or "stopped".
+	Status string `json:"status"`
+	// Reason says why the run ended; Explanation is its one-line meaning
+	// and Detail the specifics (an error message, the repeated call...).
+	Reason      StopReason `json:"reason"`
+	Explanation string     `json:"explanation"`
+	Detail      string     `json:"detail,omitempty"`
+
+	Plan         *planner.Plan    `json:"plan,omitempty"`
+	SuiteVersion int              `json:"suite_version"`
+	Findings     *critic.Findings `json:"findings,omitempty"`
+	// Analyses are the Worker's statements of what failed and why, one per
+	// repair round.
+	Analyses []string `json:"analyses,omitempty"`
+	// Files are the workspace's files when the run ended.
+	Files   []string `json:"files"`
+	Sandbox string   `json:"sandbox"`
+	Metrics Metrics  `json:"metrics"`
+
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+}
+
+// Metrics are the numbers every run reports (DESIGN "Metrics every run
+// reports").
+type Metrics struct {
+	Completed bool `json:"completed"`
+	// FirstPass is true when the checks passed before any repair.
+	FirstPass    bool `json:"first_pass"`
+	RepairRounds int  `json:"repair_rounds"`
+	TestRepairs  int  `json:"test_repairs"`
+	Checks       int  `json:"checks"`
+	Steps        int  `json:"steps"`
+	StepsDone    int  `json:"steps_done"`
+	WorkerTurns  int  `json:"worker_turns"`
+
+	ModelCalls       int                  `json:"model_calls"`
+	PromptTokens     int                  `json:"prompt_tokens"`
+	CompletionTokens int                  `json:"completion_tokens"`
+	Roles            map[string]RoleUsage `json:"roles"`
+
+	Counters
+
+	WallTime    time.Duration `json:"wall_time_ns"`
+	ModelTime   time.Duration `json:"model_time_ns"`
+	ToolTime    time.Duration `json:"tool_time_ns"`
+	SandboxTime time.Duration `json:"sandbox_time_ns"`
+	Sessions    int           `json:"sessions"`
+}
+
+// LoadReport reads report.json from a run folder.
+func LoadReport(runDir string) (*Report, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, ReportJSON))
+	if err != nil {
+		return nil, fmt.Errorf("load report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("load report %s: %w", filepath.Join(runDir, ReportJSON), err)
+	}
+	return &r, nil
+}
+
+func statusOf(r StopReason) string {
+	switch r {
+	case StopCompleted:
+		return "completed"
+	case StopInterrupted:
+		return "interrupted"
+	}
+	return "stopped"
+}
+
+func (r *Report) write(dir string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, ReportJSON), append(b, '\n')); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ReportMD), []byte(r.Markdown()))
+}
+
+// Markdown renders the report for people.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	m := r.Metrics
+	fmt.Fprintf(&b, "# Trio run %s\n\n", r.RunID)
+	fmt.Fprintf(&b, "**Status:** %s — `%s`: %s\n\n", r.Status, r.Reason, r.Explanation)
+	if r.Detail != "" {
+		fmt.Fprintf(&b, "Detail: %s\n\n", oneLine(r.Detail, 500))
+	}
+	fmt.Fprintf(&b, "- Workspace: `%s`\n- Sandbox: %s\n- Started: %s, wall time %s\n\n",
+		r.Workspace, r.Sandbox, r.Started.Format(time.RFC3339), m.WallTime.Round(time.Millisecond))
+	fmt.Fprintf(&b, "## Goal\n\n%s\n\n", strings.TrimSpace(r.Goal))
+	if r.Plan != nil {
+		b.WriteString("## Plan\n\n")
+		for i, s := range r.Plan.Steps {
+			mark := " "
+			if i < m.StepsDone {
+				mark = "x"
+			}
+			fmt.Fprintf(&b, "- [%s] %d. %s — %s\n", mark, i+1, s.Title, strings.Join(s.Files, ", "))
+		}
+		fmt.Fprintf(&b, "\nTest command: `%s`; acceptance tests in `%s` (suite version %d)\n\n", r.Plan.TestCommand, r.Plan.TestsFolder(), r.SuiteVersion)
+	}
+	b.WriteString("## Metrics\n\n| metric | value |\n| --- | --- |\n")
+	row := func(k string, v any) { fmt.Fprintf(&b, "| %s | %v |\n", k, v) }
+	row("completed", m.Completed)
+	row("first pass (green before any repair)", m.FirstPass)
+	row("repair rounds", m.RepairRounds)
+	row("test repairs (suite versions after the first)", m.TestRepairs)
+	row("critic checks", m.Checks)
+	row("steps done", fmt.Sprintf("%d / %d", m.StepsDone, m.Steps))
+	row("worker turns", m.WorkerTurns)
+	row("model calls", m.ModelCalls)
+	row("tokens (prompt / completion)", fmt.Sprintf("%d / %d", m.PromptTokens, m.CompletionTokens))
+	row("tool calls", m.ToolCalls)
+	row("tool failures", m.ToolFailures)
+	row("denials", m.Denials)
+	row("confirmations", m.Confirmations)
+	row("malformed replies", m.Malformed)
+	row("summaries / maskings", fmt.Sprintf("%d / %d", m.Summaries, m.Masked))
+	row("wall time", m.WallTime.Round(time.Millisecond))
+	row("model time", m.ModelTime.Round(time.Millisecond))
+	row("tool time", m.ToolTime.Round(time.Millisecond))
+	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
+	b.WriteString("\n### Per role\n\n| role | calls | prompt tokens | completion tokens | time |\n| --- | --- | --- | --- | --- |\n")
+	roles := make([]string, 0, len(m.Roles))
+	for k := range m.Roles {
+		roles = append(roles, k)
+	}
+	slices.Sort(roles)
+	for _, k := range roles {
+		u := m.Roles[k]
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s |\n", k, u.Calls, u.PromptTokens, u.CompletionTokens, u.Duration.Round(time.Millisecond))
+	}
+	if len(r.Analyses) > 0 {
+		b.WriteString("\n## Repair analyses\n\n")
+		for i, a := range r.Analyses {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, oneLine(a, 800))
+		}
+	}
+	if r.Findings != nil {
+		fmt.Fprintf(&b, "\n## Last verdict: %s\n\n", r.Findings.Verdict)
+		b.WriteString(findingsText(*r.Findings))
+		b.WriteString("\n")
+	}
+	if len(r.Files) > 0 {
+		b.WriteString("\n## Files\n\n")
+		for _, f := range r.Files {
+			fmt.Fprintf(&b, "- `%s`\n", f)
+		}
+	}
+	return b.String()
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}

@@ -1,0 +1,575 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/tools"
+)
+
+// cursorModel is a model whose position can be saved and restored, such as
+// llm's scripted model.
+type cursorModel interface {
+	Cursor() map[string]int
+	Seek(map[string]int) error
+}
+
+// run is one execution (or resumed execution) of a goal.
+type run struct {
+	a   *Agent
+	cfg config
+	dir string
+	st  *state
+
+	model    llm.Model // metered
+	rawModel llm.Model
+	sb       *timedSandbox
+	ownSB    sandbox.Sandbox // closed at the end when the run made it
+	ws       *tools.Workspace
+	reg      *tools.Registry
+
+	criticGate *tools.Gate
+	workerGate *tools.Gate
+	workerView tools.View
+	workerDefs []openai.ChatCompletionToolUnionParam // workerView's, built once
+	critic     *critic.Critic
+	win        *window
+
+	wal      *wal
+	histOut  *jsonl
+	traceOut *jsonl
+	auditOut *jsonl
+
+	mu      sync.Mutex // guards usage and counters updated from observers
+	session time.Time
+	ckErr   error
+	histErr error // a failed history append; the next checkpoint fails
+	// lastModelErr is the latest failed model call, to tell a Critic
+	// failure caused by the model from one caused by the sandbox.
+	lastModelErr error
+	// lastRecord is the gate's record of the latest call.
+	lastRecord *tools.Record
+	// infraErr is a failure of the run's machinery, returned by Run too.
+	infraErr error
+	// Times of earlier sessions, to which this session's are added.
+	baseElapsed, baseSandbox time.Duration
+}
+
+// stop ends the run with a reason; it travels as an error through the loop.
+type stop struct {
+	reason StopReason
+	detail string
+}
+
+func (s *stop) Error() string { return string(s.reason) + ": " + s.detail }
+
+func stopf(r StopReason, format string, args ...any) error {
+	return &stop{reason: r, detail: fmt.Sprintf(format, args...)}
+}
+
+func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool) (*Report, error) {
+	r := &run{a: a, cfg: a.cfg, dir: dir, st: st, rawModel: a.model, session: time.Now(),
+		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime}
+	defer r.close()
+	r.model = meteredModel{inner: a.model, r: r}
+	if resumed {
+		// Before anything checkpoints: the checkpoint saves the cursor.
+		if cm, ok := a.model.(cursorModel); ok && st.Cursor != nil {
+			if err := cm.Seek(st.Cursor); err != nil {
+				return nil, fmt.Errorf("agent: resume: restore the model's position: %w", err)
+			}
+		}
+	}
+	if err := r.open(resumed); err != nil {
+		return nil, err
+	}
+	st.Sessions++
+	if resumed {
+		r.emit(Event{Kind: EventRunResumed, Message: fmt.Sprintf("resuming at phase %s, step %d", st.Phase, st.Step+1)})
+	} else {
+		r.emit(Event{Kind: EventRunStarted, Message: st.Goal})
+	}
+	if !r.sb.Info().Isolated {
+		r.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("the %s sandbox does not isolate: commands run on this machine as this user, limited only by the policy", r.sb.Info().Kind)})
+	}
+
+	// A wall-time budget is a deadline on a child context; its expiry is
+	// told apart from the caller's cancellation below.
+	left := r.cfg.budgets.MaxWallTime - st.Elapsed
+	runCtx, cancel := context.WithTimeout(ctx, max(left, time.Millisecond))
+	defer cancel()
+
+	err := r.loop(runCtx)
+	reason, detail := r.classify(ctx, runCtx, err)
+	return r.finish(reason, detail)
+}
+
+// classify turns the loop's error into a stop reason.
+func (r *run) classify(parent, runCtx context.Context, err error) (StopReason, string) {
+	var s *stop
+	switch {
+	case err == nil:
+		return StopCompleted, ""
+	case errors.As(err, &s):
+		return s.reason, s.detail
+	case parent.Err() != nil:
+		return StopInterrupted, context.Cause(parent).Error()
+	case runCtx.Err() != nil:
+		return StopBudgetTime, fmt.Sprintf("wall time %s spent", r.cfg.budgets.MaxWallTime)
+	}
+	// The run's own machinery failed (a checkpoint could not be written...).
+	r.infraErr = err
+	return StopSandboxError, err.Error()
+}
+
+// open prepares the run folder, the workspace, the sandbox and the gates
+// that do not need the plan.
+func (r *run) open(resumed bool) error {
+	var err error
+	if r.traceOut, err = openJSONL(filepath.Join(r.dir, TraceFile)); err != nil {
+		return err
+	}
+	if r.auditOut, err = openJSONL(filepath.Join(r.dir, AuditFile)); err != nil {
+		return err
+	}
+	if r.wal, err = openWAL(filepath.Join(r.dir, CallsFile)); err != nil {
+		return err
+	}
+	if r.histOut, err = openJSONL(filepath.Join(r.dir, HistoryFile)); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.st.Workspace, 0o755); err != nil {
+		return fmt.Errorf("agent: create workspace: %w", err)
+	}
+	limits := policyLimits(r.cfg.policy.Limits())
+	var sb sandbox.Sandbox = r.cfg.sandbox
+	if sb == nil {
+		local, err := sandbox.NewLocal(r.st.Workspace, limits)
+		if err != nil {
+			return fmt.Errorf("agent: local sandbox: %w", err)
+		}
+		sb, r.ownSB = local, local
+	}
+	r.sb = &timedSandbox{Sandbox: sb}
+	if r.ws, err = tools.OpenWorkspace(r.st.Workspace, r.sb, limits); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	r.reg, err = runRegistry(r.ws, r.a.reg)
+	if err != nil {
+		return err
+	}
+	r.criticGate = r.newGate(r.cfg.policy)
+	if r.st.Plan != nil {
+		if err := r.planReady(); err != nil {
+			return err
+		}
+	}
+	return r.checkpoint()
+}
+
+func (r *run) close() {
+	if r.ws != nil {
+		r.ws.Close()
+	}
+	if r.ownSB != nil {
+		r.ownSB.Close()
+	}
+	if r.wal != nil {
+		r.wal.out.close()
+	}
+	r.histOut.close()
+	r.traceOut.close()
+	r.auditOut.close()
+}
+
+// runRegistry holds the built-ins working in ws plus the embedder's tools.
+func runRegistry(ws *tools.Workspace, user *tools.Registry) (*tools.Registry, error) {
+	reg, err := tools.NewRegistry(tools.Builtins(ws)...)
+	if err != nil {
+		return nil, fmt.Errorf("agent: built-in tools: %w", err)
+	}
+	if err := reg.Register(finishStep()); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	for _, name := range user.Names() {
+		t, _ := user.Tool(name)
+		if err := reg.Register(t); err != nil {
+			return nil, fmt.Errorf("agent: custom tool %q: %w (built-in names are reserved)", name, err)
+		}
+	}
+	return reg, nil
+}
+
+// roleNames returns the tool names of a role: the configured subset, or
+// the default.
+func (r *run) roleNames(role string) []string {
+	if names, ok := r.cfg.roleTools[role]; ok {
+		return names
+	}
+	switch role {
+	case RolePlanner:
+		return []string{tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName}
+	case RoleCritic:
+		return []string{tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
+	}
+	return r.reg.Names()
+}
+
+// planReady builds what needs the plan: the Worker's gate (the tests folder
+// read-only), its tool view, its window and the Critic.
+func (r *run) planReady() error {
+	plan := *r.st.Plan
+	r.workerGate = r.newGate(r.cfg.policy.WithReadOnly(plan.TestsFolder() + "/**"))
+	names := r.roleNames(RoleWorker)
+	hasFinish := false
+	for _, n := range names {
+		hasFinish = hasFinish || n == FinishStepName
+	}
+	if !hasFinish {
+		names = append(append([]string(nil), names...), FinishStepName)
+	}
+	v, err := r.reg.View(names...)
+	if err != nil {
+		return fmt.Errorf("agent: worker tools: %w", err)
+	}
+	r.workerView = v
+	r.workerDefs = v.Definitions()
+	cv, err := r.reg.View(r.roleNames(RoleCritic)...)
+	if err != nil {
+		return fmt.Errorf("agent: critic tools: %w", err)
+	}
+	r.critic = r.newCritic(cv)
+	win, err := r.newWindow()
+	if err != nil {
+		return err
+	}
+	r.win = win
+	return nil
+}
+
+// checkpoint writes state.json atomically.
+func (r *run) checkpoint() error {
+	return r.checkpointCursor(true)
+}
+
+// checkpointCursor writes state.json; the model's cursor is saved only at
+// points consistent with the rest of the state (an interrupted Critic or
+// Planner call must be asked again on resume, from the same position).
+func (r *run) checkpointCursor(withCursor bool) error {
+	st := r.st
+	if r.histErr != nil {
+		return fmt.Errorf("agent: checkpoint: history: %w", r.histErr)
+	}
+	if err := r.histOut.sync(); err != nil {
+		r.ckErr = err
+		return fmt.Errorf("agent: checkpoint: history: %w", err)
+	}
+	st.Updated = time.Now().UTC()
+	st.Elapsed = r.baseElapsed + time.Since(r.session)
+	if r.sb != nil {
+		st.SandboxTime = r.baseSandbox + r.sb.spent()
+	}
+	if cm, ok := r.rawModel.(cursorModel); ok && withCursor {
+		st.Cursor = cm.Cursor()
+	}
+	b, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		return fmt.Errorf("agent: encode checkpoint: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(r.dir, StateFile), b); err != nil {
+		r.ckErr = err
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// setPhase records a phase change durably.
+func (r *run) setPhase(p phase) error {
+	r.st.Phase = p
+	r.trace(TraceEntry{Kind: "phase", Phase: string(p), Step: r.st.Step + 1, Repair: r.st.RepairRound})
+	return r.checkpoint()
+}
+
+// emit stamps an event and hands it to every observer.
+func (r *run) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	ev.RunID = r.st.RunID
+	if r.st.Plan != nil && ev.Steps == 0 {
+		ev.Steps = len(r.st.Plan.Steps)
+	}
+	for _, o := range r.cfg.observers {
+		o(ev)
+	}
+}
+
+func (r *run) addUsage(role string, u llm.Usage, d time.Duration, err error) RoleUsage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ru := r.st.Usage[role]
+	ru.Calls++
+	ru.PromptTokens += u.PromptTokens
+	ru.CompletionTokens += u.CompletionTokens
+	ru.Duration += d
+	if err != nil {
+		ru.Errors++
+	}
+	r.st.Usage[role] = ru
+	r.st.ModelTime += d
+	var tot RoleUsage
+	for _, v := range r.st.Usage {
+		tot.PromptTokens += v.PromptTokens
+		tot.CompletionTokens += v.CompletionTokens
+		tot.Calls += v.Calls
+	}
+	return tot
+}
+
+// totalTokens is prompt plus completion tokens of every role so far.
+func (r *run) totalTokens() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, v := range r.st.Usage {
+		n += v.PromptTokens + v.CompletionTokens
+	}
+	return n
+}
+
+// loop runs the phases from wherever the state is.
+func (r *run) loop(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		switch r.st.Phase {
+		case phasePlan:
+			err = r.plan(ctx)
+		case phaseDesignTests:
+			err = r.designTests(ctx, nil)
+		case phaseBuild:
+			err = r.build(ctx)
+		case phaseCheck:
+			err = r.check(ctx)
+		case phaseRepair:
+			err = r.repair(ctx)
+		case phaseTestRepair:
+			err = r.designTests(ctx, r.st.Findings)
+		case phaseDone:
+			return nil
+		default:
+			return fmt.Errorf("agent: unknown phase %q in state", r.st.Phase)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (r *run) plan(ctx context.Context) error {
+	opts := []planner.Option{}
+	if p, ok := r.cfg.prompts[RolePlanner]; ok {
+		opts = append(opts, planner.WithPrompt(p))
+	}
+	files, err := workspaceFiles(r.ws.Dir, 2000)
+	if err != nil {
+		return fmt.Errorf("agent: list workspace: %w", err)
+	}
+	r.st.Baseline = files
+	listing := strings.Join(files, "\n")
+	plan, err := planner.New(r.model, opts...).Plan(ctx, r.st.Goal, listing)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(err, planner.ErrInvalidPlan) {
+			return stopf(StopPlanInvalid, "%v", err)
+		}
+		return stopf(StopModelError, "%v", err)
+	}
+	r.st.Plan = &plan
+	if err := r.planReady(); err != nil {
+		return err
+	}
+	r.trace(TraceEntry{Kind: "plan", Plan: &plan})
+	r.emit(Event{Kind: EventPlanReady, Role: RolePlanner, Steps: len(plan.Steps), Message: fmt.Sprintf("%d steps; tests in %s; test command %q", len(plan.Steps), plan.TestsFolder(), plan.TestCommand)})
+	return r.setPhase(phaseDesignTests)
+}
+
+func (r *run) build(ctx context.Context) error {
+	plan := r.st.Plan
+	for r.st.Step < len(plan.Steps) {
+		step := plan.Steps[r.st.Step]
+		if !r.st.SegmentStarted {
+			text, err := render(stepTmpl, map[string]any{"Index": r.st.Step + 1, "Total": len(plan.Steps), "Step": step})
+			if err != nil {
+				return err
+			}
+			r.startSegment(text)
+			r.emit(Event{Kind: EventStepStarted, Role: RoleWorker, Step: r.st.Step + 1, Message: step.Title})
+			if err := r.checkpoint(); err != nil {
+				return err
+			}
+		}
+		if err := r.worker(ctx); err != nil {
+			return err
+		}
+		r.emit(Event{Kind: EventStepFinished, Role: RoleWorker, Step: r.st.Step + 1, Message: lastNote(r.st.StepNotes)})
+		r.st.Step++
+		r.st.SegmentStarted = false
+		if err := r.checkpoint(); err != nil {
+			return err
+		}
+	}
+	return r.setPhase(phaseCheck)
+}
+
+// startSegment begins a step or a repair round with its prompt.
+func (r *run) startSegment(prompt string) {
+	msg := llm.Message{Role: llm.RoleUser, Content: prompt}
+	r.appendHistory(msg)
+	r.st.SegmentStarted = true
+	r.st.SegmentTurns = 0
+	r.st.StepFinished = false
+}
+
+func (r *run) appendHistory(msgs ...llm.Message) {
+	r.st.History = append(r.st.History, msgs...)
+	r.win.append(msgs...)
+	for i := range msgs {
+		if err := r.histOut.write(msgs[i], false); err != nil && r.histErr == nil {
+			r.histErr = err
+		}
+		r.st.HistoryLen++
+		r.trace(TraceEntry{Kind: "message", Role: RoleWorker, Message: &msgs[i]})
+	}
+}
+
+func (r *run) repair(ctx context.Context) error {
+	if !r.st.SegmentStarted {
+		tmpl := repairTmpl
+		if p, ok := r.cfg.prompts["worker_repair"]; ok {
+			tmpl = template.Must(template.New("worker_repair").Funcs(funcs).Parse(p)) // parsed in WithPrompt
+		}
+		text, err := render(tmpl, map[string]any{
+			"Round": r.st.RepairRound, "MaxRounds": r.cfg.budgets.MaxRepairRounds,
+			"Findings": findingsText(*r.st.Findings), "TestsDir": r.st.Plan.TestsFolder(),
+		})
+		if err != nil {
+			return err
+		}
+		r.startSegment(text)
+		r.st.AnalysisPending = true
+		r.st.AnalysisReminded = false
+		r.emit(Event{Kind: EventRepairStarted, Role: RoleWorker, Repair: r.st.RepairRound, Verdict: string(r.st.Findings.Verdict), Message: oneLine(findingsText(*r.st.Findings), 300)})
+		if err := r.checkpoint(); err != nil {
+			return err
+		}
+	}
+	if err := r.worker(ctx); err != nil {
+		return err
+	}
+	r.st.SegmentStarted = false
+	return r.setPhase(phaseCheck)
+}
+
+// finish writes the final checkpoint and the report.
+func (r *run) finish(reason StopReason, detail string) (*Report, error) {
+	st := r.st
+	st.Reason, st.Detail = reason, detail
+	if !reason.Resumable() {
+		st.Phase = phaseDone
+	}
+	st.Elapsed = r.baseElapsed + time.Since(r.session)
+	st.SandboxTime = r.baseSandbox + r.sb.spent()
+	rep := r.report()
+	r.trace(TraceEntry{Kind: "stop", Reason: reason, Detail: detail})
+	cerr := r.checkpointCursor(!reason.Resumable())
+	werr := rep.write(r.dir)
+	// Observers see run_finished once report.json is on disk.
+	r.emit(Event{Kind: EventRunFinished, Reason: reason, Verdict: rep.Status, Message: reason.Explain(),
+		Duration: rep.Metrics.WallTime, Tokens: Tokens{TotalPrompt: rep.Metrics.PromptTokens, TotalCompletion: rep.Metrics.CompletionTokens}})
+	if werr != nil {
+		return rep, fmt.Errorf("agent: %w", werr)
+	}
+	if cerr != nil {
+		return rep, cerr
+	}
+	if r.infraErr != nil {
+		return rep, fmt.Errorf("agent: run %s: %w", st.RunID, r.infraErr)
+	}
+	return rep, nil
+}
+
+func (r *run) report() *Report {
+	st := r.st
+	abs, _ := filepath.Abs(r.dir)
+	rep := &Report{
+		RunID: st.RunID, RunDir: abs, Goal: st.Goal, Workspace: st.Workspace,
+		Status: statusOf(st.Reason), Reason: st.Reason, Explanation: st.Reason.Explain(), Detail: st.Detail,
+		Plan: st.Plan, SuiteVersion: st.SuiteVersion, Findings: st.Findings, Analyses: st.Analyses,
+		Started: st.Started, Finished: time.Now().UTC(),
+	}
+	if r.sb != nil {
+		info := r.sb.Info()
+		rep.Sandbox = info.Kind
+		if !info.Isolated {
+			rep.Sandbox += " (not isolated)"
+		}
+	}
+	rep.Files, _ = workspaceFiles(st.Workspace, 2000)
+	m := &rep.Metrics
+	m.Completed = st.Reason == StopCompleted
+	m.FirstPass = st.FirstPass != nil && *st.FirstPass
+	m.RepairRounds = st.RepairRound
+	m.TestRepairs = st.TestRepairs
+	m.Checks = st.Checks
+	if st.Plan != nil {
+		m.Steps = len(st.Plan.Steps)
+		m.StepsDone = min(st.Step, m.Steps)
+	}
+	m.WorkerTurns = st.TotalTurns
+	m.Roles = map[string]RoleUsage{}
+	for k, v := range st.Usage {
+		m.Roles[k] = v
+		m.ModelCalls += v.Calls
+		m.PromptTokens += v.PromptTokens
+		m.CompletionTokens += v.CompletionTokens
+	}
+	m.Counters = st.Counters
+	m.WallTime = st.Elapsed
+	m.ModelTime = st.ModelTime
+	m.ToolTime = st.ToolTime
+	m.SandboxTime = st.SandboxTime
+	m.Sessions = st.Sessions
+	return rep
+}
+
+func lastNote(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	return notes[len(notes)-1]
+}
+
+// policyLimits converts the policy's limits for the sandbox.
+func policyLimits(l policy.Limits) sandbox.Limits {
+	return sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network}
+}

@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/planner"
+)
+
+// stateVersion is bumped when state.json changes incompatibly.
+const stateVersion = 1
+
+// phase is where a run is; each phase change is checkpointed.
+type phase string
+
+const (
+	phasePlan        phase = "plan"
+	phaseDesignTests phase = "design_tests"
+	phaseBuild       phase = "build"
+	phaseCheck       phase = "check"
+	phaseRepair      phase = "repair"
+	phaseTestRepair  phase = "test_repair"
+	phaseDone        phase = "done"
+)
+
+// Counters are the tool-call and reply tallies of a run. Tool calls are
+// every call through the gate, the Critic's included (see audit.jsonl).
+type Counters struct {
+	ToolCalls int `json:"tool_calls"`
+	// ToolFailures are calls that came back with ok false: unknown tools,
+	// invalid arguments and tools that ran and failed (a failing test
+	// command included); denials are counted apart.
+	ToolFailures int `json:"tool_failures"`
+	// Denials are calls the policy or a person refused.
+	Denials int `json:"denials"`
+	// Confirmations are calls a person was asked about.
+	Confirmations int `json:"confirmations"`
+	// Replayed counts Worker calls whose result came from calls.jsonl on
+	// resume instead of running again.
+	Replayed int `json:"replayed,omitempty"`
+	// Malformed counts Worker replies that were empty, cut by the token
+	// limit, or text where a tool call was needed.
+	Malformed int `json:"malformed_replies"`
+	Summaries int `json:"summaries"`
+	Masked    int `json:"masked"`
+}
+
+// state is the checkpoint, state.json. Everything a resumed run needs is
+// here or in calls.jsonl.
+type state struct {
+	Version   int       `json:"version"`
+	RunID     string    `json:"run_id"`
+	Goal      string    `json:"goal"`
+	Workspace string    `json:"workspace"`
+	Started   time.Time `json:"started"`
+	Updated   time.Time `json:"updated"`
+	Phase     phase     `json:"phase"`
+
+	// Baseline are the workspace's files before the run; never stray.
+	Baseline     []string          `json:"baseline,omitempty"`
+	Plan         *planner.Plan     `json:"plan,omitempty"`
+	Suite        *critic.TestSuite `json:"suite,omitempty"`
+	SuiteVersion int               `json:"suite_version"`
+
+	// Step is the 0-based index of the plan step being built.
+	Step int `json:"step"`
+	// SegmentTurns counts Worker turns in the current step or repair round.
+	SegmentTurns int `json:"segment_turns"`
+	// SegmentStarted is set once the step's (or repair's) prompt is in History.
+	SegmentStarted bool `json:"segment_started"`
+	TotalTurns     int  `json:"total_turns"`
+	// History is the Worker's conversation after the pinned system prompt
+	// and goal/plan message. It lives in history.jsonl (appended, synced
+	// before each checkpoint) so that a checkpoint does not grow with the
+	// run; HistoryLen is how many of its lines the checkpoint covers.
+	History    []llm.Message `json:"-"`
+	HistoryLen int           `json:"history_len"`
+	// Pending is the Worker's last reply while its tool calls run;
+	// PendingDone of them have completed, PendingTurn keys them in calls.jsonl.
+	Pending     *llm.Message `json:"pending,omitempty"`
+	PendingDone int          `json:"pending_done,omitempty"`
+	PendingTurn int          `json:"pending_turn,omitempty"`
+	// StepFinished is set when finish_step succeeded in the pending reply.
+	StepFinished bool     `json:"step_finished,omitempty"`
+	StepNotes    []string `json:"step_notes,omitempty"`
+
+	RepairRound int `json:"repair_round"`
+	TestRepairs int `json:"test_repairs"`
+	// AnalysisPending is set while the first reply of a repair round must
+	// still state its analysis; AnalysisReminded once the reminder was sent.
+	AnalysisPending  bool     `json:"analysis_pending,omitempty"`
+	AnalysisReminded bool     `json:"analysis_reminded,omitempty"`
+	Analyses         []string `json:"analyses,omitempty"`
+
+	Findings        *critic.Findings `json:"findings,omitempty"`
+	Checks          int              `json:"checks"`
+	FirstPass       *bool            `json:"first_pass,omitempty"`
+	Fingerprints    []string         `json:"fingerprints,omitempty"`
+	WorkspaceHashes []string         `json:"workspace_hashes,omitempty"`
+	LastCall        string           `json:"last_call,omitempty"`
+	CallStreak      int              `json:"call_streak,omitempty"`
+	WrapUpSent      bool             `json:"wrap_up_sent,omitempty"`
+	FailingOutput   string           `json:"failing_output,omitempty"`
+
+	Usage    map[string]RoleUsage `json:"usage"`
+	Counters Counters             `json:"counters"`
+	// Times of earlier sessions of this run (before a resume).
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	ModelTime   time.Duration `json:"model_time_ns"`
+	ToolTime    time.Duration `json:"tool_time_ns"`
+	SandboxTime time.Duration `json:"sandbox_time_ns"`
+	Sessions    int           `json:"sessions"`
+
+	// Cursor is the scripted model's position, when the model has one.
+	Cursor map[string]int `json:"model_cursor,omitempty"`
+
+	Reason StopReason `json:"reason,omitempty"`
+	Detail string     `json:"detail,omitempty"`
+}
+
+func loadState(dir string) (*state, error) {
+	path := filepath.Join(dir, StateFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("resume %s: no %s: %w", dir, StateFile, ErrNoRun)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("resume: %s: %w", path, err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("resume: %s: state version %d, this build reads %d", path, st.Version, stateVersion)
+	}
+	if st.Usage == nil {
+		st.Usage = map[string]RoleUsage{}
+	}
+	hist, err := loadHistory(filepath.Join(dir, HistoryFile), st.HistoryLen)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	st.History = hist
+	return &st, nil
+}
+
+// loadHistory reads the first n messages of history.jsonl and cuts off
+// anything after them (messages appended after the last checkpoint, or a
+// torn line), so that appends continue from the checkpoint.
+func loadHistory(path string, n int) ([]llm.Message, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) && n == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	msgs := make([]llm.Message, 0, n)
+	var off int64
+	for len(msgs) < n {
+		b, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %d messages, the checkpoint needs %d", path, len(msgs), n)
+		}
+		var m llm.Message
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, len(msgs)+1, err)
+		}
+		msgs = append(msgs, m)
+		off += int64(len(b))
+	}
+	if err := f.Truncate(off); err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}

@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/tools"
+)
+
+// TraceEntry is one line of trace.jsonl (for inspection tools; read the
+// file with ReadTrace). Kind says which fields are set:
+// model_request, model_reply, message, tool_call, tool_error, plan, suite,
+// critic_verdict, phase, summary, masked, repair_analysis, malformed_reply,
+// step_budget, stop.
+type TraceEntry struct {
+	Time         time.Time         `json:"time"`
+	Kind         string            `json:"kind"`
+	Role         string            `json:"role,omitempty"`
+	Phase        string            `json:"phase,omitempty"`
+	Step         int               `json:"step,omitempty"`
+	Repair       int               `json:"repair,omitempty"`
+	Messages     int               `json:"messages,omitempty"`
+	ToolsOffered int               `json:"tools_offered,omitempty"`
+	Structured   bool              `json:"structured,omitempty"`
+	Last         *llm.Message      `json:"last,omitempty"`
+	Message      *llm.Message      `json:"message,omitempty"`
+	Reply        *llm.Message      `json:"reply,omitempty"`
+	Usage        *llm.Usage        `json:"usage,omitempty"`
+	FinishReason string            `json:"finish_reason,omitempty"`
+	Tool         string            `json:"tool,omitempty"`
+	CallID       string            `json:"call_id,omitempty"`
+	Key          string            `json:"key,omitempty"`
+	Args         json.RawMessage   `json:"args,omitempty"`
+	Result       *tools.Result     `json:"result,omitempty"`
+	Decision     string            `json:"decision,omitempty"`
+	Replayed     bool              `json:"replayed,omitempty"`
+	Plan         *planner.Plan     `json:"plan,omitempty"`
+	Suite        *critic.TestSuite `json:"suite,omitempty"`
+	SuiteVersion int               `json:"suite_version,omitempty"`
+	Findings     *critic.Findings  `json:"findings,omitempty"`
+	Fingerprint  string            `json:"fingerprint,omitempty"`
+	TokensBefore int               `json:"tokens_before,omitempty"`
+	TokensAfter  int               `json:"tokens_after,omitempty"`
+	Reason       StopReason        `json:"reason,omitempty"`
+	Detail       string            `json:"detail,omitempty"`
+	Error        string            `json:"error,omitempty"`
+	Duration     time.Duration     `json:"duration_ns,omitempty"`
+}
+
+func (r *run) trace(e TraceEntry) {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	// A trace line that cannot be written must not stop the run; the
+	// checkpoint is what resume needs.
+	_ = r.traceOut.write(e, false)
+}
+
+// ReadTrace reads a run folder's trace.jsonl. A torn last line (a run killed
+// mid-write) is skipped.
+func ReadTrace(runDir string) ([]TraceEntry, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, TraceFile))
+	if err != nil {
+		return nil, fmt.Errorf("read trace: %w", err)
+	}
+	var out []TraceEntry
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var e TraceEntry
+		if err := json.Unmarshal(l, &e); err != nil {
+			if i == len(lines)-1 {
+				break
+			}
+			return out, fmt.Errorf("%s:%d: %w", filepath.Join(runDir, TraceFile), i+1, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Inspect returns the report of the run in runDir as of its last
+// checkpoint: the final report for a finished run, the state so far for a
+// run that was interrupted or killed.
+func Inspect(runDir string) (*Report, error) {
+	st, err := loadState(runDir)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{st: st, dir: runDir}
+	rep := r.report()
+	if st.Reason == "" {
+		rep.Status = "running or killed"
+		rep.Finished = time.Time{}
+		rep.Explanation = "the run has no stop reason yet: it is running, or was killed; resume it to continue"
+	}
+	if old, err := LoadReport(runDir); err == nil {
+		rep.Sandbox = old.Sandbox
+		rep.Finished = old.Finished
+	}
+	return rep, nil
+}
