@@ -57,6 +57,12 @@ var alwaysDenied = []cmdCase{
 	{"cat ~/.ssh/id_rsa", policy.Deny},
 	{"go test -exec /tmp/evil ./...", policy.Deny},
 	{"go test -toolexec=./evil ./...", policy.Deny},
+	{"go test --toolexec=./evil ./...", policy.Deny},
+	{"go vet --vettool=./evil ./...", policy.Deny},
+	{"go build -ldflags=-extld=./evil .", policy.Deny},
+	{"go build -ldflags '-s -extldflags=-fplugin=x.so' .", policy.Deny},
+	{"go env -w GOFLAGS=-toolexec=./evil", policy.Deny},
+	{"grep -rf/etc/passwd .", policy.Deny},
 	{"rm -rf /", policy.Deny},
 	{"python3 -c 'import os'", policy.Deny},
 	{"node -e 'process.exit(1)'", policy.Deny},
@@ -94,6 +100,8 @@ func strictCases() ([]cmdCase, []pathCase) {
 			{"python3 -m pytest -q", policy.Allow},
 			{"python3 -m unittest discover -s tests", policy.Allow},
 			{"timeout 60 go test ./...", policy.Allow},
+			{"gofmt -l -w .", policy.Deny},
+			{"gofmt -l --w=true main.go", policy.Deny},
 			{"ls", policy.Deny},
 			{"cat main.go", policy.Deny},
 			{"go run .", policy.Deny},
@@ -159,7 +167,9 @@ func TestUnattended(t *testing.T) {
 		{"go run ./cmd/app --help", policy.Allow},
 		{"go mod tidy", policy.Allow},
 		{"go mod init example.com/app", policy.Allow},
-		{"gofmt -w .", policy.Allow},
+		{"gofmt -w .", policy.Deny}, // would rewrite vendor/, which is read-only
+		{"gofmt -w main.go cmd internal", policy.Allow},
+		{"go fmt ./...", policy.Allow},
 		{"python3 -m pytest -q", policy.Allow},
 		{"python3 -m unittest", policy.Allow},
 		{"python3 app.py --help", policy.Allow},
@@ -182,7 +192,10 @@ func TestUnattended(t *testing.T) {
 		{"rm -rf .", policy.Deny},
 		{"rm -rf ..", policy.Deny},
 		{"xargs rm -rf /", policy.Deny},
-		{"find . -delete", policy.Allow}, // judged as rm inside the workspace
+		{"find build -delete", policy.Allow}, // judged as rm inside the workspace
+		{"find . -delete", policy.Deny},      // would delete vendor/, which is read-only
+		{"go build -ldflags='-s -w -X main.version=1' .", policy.Allow},
+		{"go env GOPATH", policy.Allow},
 		{"go test ./... | tail", policy.Deny},
 		{"make", policy.Deny},
 	}, alwaysDenied...), append([]pathCase{
@@ -207,7 +220,11 @@ func TestInteractive(t *testing.T) {
 		{"echo done > status.txt", policy.Allow},
 		{"python3 -m pytest -q", policy.Allow},
 		{"rm -rf build", policy.Ask},
-		{"find . -name '*.tmp' | xargs rm", policy.Ask},
+		{"find build -name '*.tmp' -delete", policy.Ask},
+		{"find . -name '*.tmp' | xargs rm", policy.Deny}, // may hit vendor/, which is read-only
+		{"cat .e*", policy.Deny},
+		{"ls .*", policy.Deny},
+		{"rm x; go get y", policy.Ask},
 		{"go get example.com/m", policy.Ask},
 		{"npm install", policy.Ask},
 		{"git push", policy.Ask},
@@ -219,4 +236,38 @@ func TestInteractive(t *testing.T) {
 	}, alwaysDenied...), append([]pathCase{
 		{"vendor/a.go", policy.Write, policy.Deny},
 	}, alwaysDeniedPaths...))
+}
+
+// The Critic's tests are read-only to the Worker (Policy.WithReadOnly):
+// the write-capable commands the unattended policy allows cannot rewrite
+// them, and ordinary development commands still run.
+func TestUnattendedAcceptanceReadOnly(t *testing.T) {
+	t.Parallel()
+	p := load(t, "policy.unattended.yaml").WithReadOnly("acceptance/**")
+	check(t, p, []cmdCase{
+		{"rm acceptance/test_cli.py", policy.Deny},
+		{"rm -rf acceptance", policy.Deny},
+		{"mv acceptance/test_cli.py x.py", policy.Deny},
+		{"mv x.py acceptance/test_cli.py", policy.Deny},
+		{"cp x.py acceptance/", policy.Deny},
+		{"cp -r fixtures/acceptance .", policy.Deny},
+		{"sed -i s/1/2/ acceptance/test_cli.py", policy.Deny},
+		{"touch acceptance/new_test.py", policy.Deny},
+		{"find acceptance -name '*.py' -delete", policy.Deny},
+		{"go test ./...", policy.Allow},
+		{"go vet ./...", policy.Allow},
+		{"python3 -m pytest -q", policy.Allow},
+		{"gofmt -l .", policy.Allow},
+		{"ls", policy.Allow},
+		{"cat acceptance/test_cli.py", policy.Allow},
+		{"mkdir -p pkg/x", policy.Allow},
+		{"cp acceptance/test_cli.py /dev/null", policy.Allow},
+		{"cp -r src build", policy.Allow},
+		{"mv build/app .", policy.Allow},
+		{"rm -rf build", policy.Allow},
+		{"sed -n 1,20p acceptance/test_cli.py", policy.Allow},
+	}, []pathCase{
+		{"acceptance/test_cli.py", policy.Write, policy.Deny},
+		{"acceptance/test_cli.py", policy.Read, policy.Allow},
+	})
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -155,6 +156,7 @@ type checker struct {
 	p     *Policy
 	ws    string
 	alias []string
+	base  string   // workspace-relative folder relative words start from
 	cwds  []string // folders a shell-mode cd may have moved to
 	depth int
 }
@@ -167,7 +169,17 @@ type checker struct {
 // command is denied unless commands.shell is true, and then every simple
 // command inside is judged and the most restrictive decision wins.
 func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
-	c := &checker{p: p}
+	c := &checker{p: p, base: "."}
+	if s.Dir != "" {
+		dir, ok := cleanRel(s.Dir)
+		if !ok {
+			return deny("path-outside-workspace", "the working folder %q is not inside the workspace", s.Dir)
+		}
+		c.base = dir
+	}
+	if strings.ContainsRune(cmd.Line, 0) || slices.ContainsFunc(cmd.Argv, func(a string) bool { return strings.ContainsRune(a, 0) }) {
+		return deny("syntax-error", "the command contains a NUL byte, which no program can receive")
+	}
 	if s.Workspace != "" {
 		c.ws = path.Clean(s.Workspace)
 	}
@@ -187,13 +199,15 @@ func deny(rule, format string, args ...any) Decision {
 	return Decision{Verdict: Deny, Rule: rule, Reason: fmt.Sprintf(format, args...)}
 }
 
-// worse returns the more restrictive decision; between two allows it keeps
-// both rules so that an audit shows every rule a shell line relied on.
+// worse returns the more restrictive decision. Between two allows or two
+// asks it keeps both rules: an audit shows every rule a shell line relied
+// on, and a person's "always" for one ask rule does not approve a line that
+// also needs another.
 func worse(a, b Decision) Decision {
 	switch {
 	case b.Verdict < a.Verdict:
 		return b
-	case a.Verdict == Allow && b.Verdict == Allow && b.Rule != a.Rule && !strings.Contains(a.Rule, b.Rule):
+	case a.Verdict == b.Verdict && a.Verdict != Deny && b.Rule != a.Rule && !strings.Contains(a.Rule, b.Rule):
 		a.Rule += "; " + b.Rule
 		a.Reason += "; " + b.Reason
 	}
@@ -238,7 +252,7 @@ func (c *checker) argv(argv []string) Decision {
 	if len(argv) == 0 || argv[0] == "" {
 		return deny("empty-command", "no program to run")
 	}
-	if argv[0] == unknownWord {
+	if isUnknown(argv[0]) {
 		return deny("unknown-program", "the program name is known only at run time, so it cannot be judged")
 	}
 	if why, ok := deniedBuiltins[argv[0]]; ok {
@@ -250,6 +264,9 @@ func (c *checker) argv(argv []string) Decision {
 		return judgeSed(c, argv)
 	}
 	if d, bad := c.args(argv); bad {
+		return d
+	}
+	if d, bad := c.writes(argv); bad {
 		return d
 	}
 	if w, ok := wrappers[argv[0]]; ok {
@@ -316,7 +333,7 @@ func showArgv(argv []string) string {
 			b.WriteByte(' ')
 		}
 		switch {
-		case a == unknownWord:
+		case isUnknown(a):
 			b.WriteString("<unknown>")
 		case a == "" || strings.ContainsAny(a, " \t\n'\"\\"):
 			b.WriteString(syntaxQuote(a))
@@ -341,7 +358,7 @@ func syntaxQuote(s string) string {
 // folder. A word that names a workspace path under paths.deny is denied too.
 func (c *checker) args(argv []string) (Decision, bool) {
 	for _, a := range argv {
-		if a == unknownWord {
+		if isUnknown(a) {
 			continue
 		}
 		if d, bad := c.pathWord(a); bad {
@@ -352,13 +369,29 @@ func (c *checker) args(argv []string) (Decision, bool) {
 				return d, true
 			}
 		}
-		if len(a) > 2 && a[0] == '-' && a[1] != '-' && (a[2] == '/' || a[2] == '~' || a[2] == '.') {
-			if d, bad := c.pathWord(a[2:]); bad {
+		if k := optionValueAt(a); k > 0 {
+			if d, bad := c.pathWord(a[k:]); bad {
 				return d, true
 			}
 		}
 	}
 	return Decision{}, false
+}
+
+// optionValueAt returns where a path glued to a short option cluster starts
+// (-o/tmp/x, -rf/etc/passwd, -I../inc), or 0.
+func optionValueAt(a string) int {
+	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		return 0
+	}
+	k := 1
+	for k < len(a) && (a[k] >= 'a' && a[k] <= 'z' || a[k] >= 'A' && a[k] <= 'Z' || a[k] >= '0' && a[k] <= '9') {
+		k++
+	}
+	if k > 1 && k < len(a) && (a[k] == '/' || a[k] == '~' || a[k] == '.') {
+		return k
+	}
+	return 0
 }
 
 // pathWord checks one word that may be a path.
@@ -432,7 +465,7 @@ func (c *checker) places(w string) []placed {
 		return []placed{{where: outside}}
 	}
 	out := make([]placed, 0, 1+len(c.cwds))
-	for _, dir := range append([]string{"."}, c.cwds...) {
+	for _, dir := range append([]string{c.base}, c.cwds...) {
 		clean := path.Join(dir, w)
 		if clean == ".." || strings.HasPrefix(clean, "../") {
 			return []placed{{where: outside}}

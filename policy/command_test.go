@@ -137,7 +137,7 @@ func TestCheckCommandRules(t *testing.T) {
 		{line: "go test -toolexec=/usr/bin/x ./...", want: Deny, rule: `commands.deny: "go * -toolexec** *"`},
 		{line: "rm -r / x", want: Deny, rule: "path-outside-workspace"},
 		{line: "make", want: Deny, rule: "default-deny", why: `no commands rule matches "make"`},
-		{line: "gofmt -w .", want: Deny, rule: "default-deny"},
+		{line: "gofmt -w main.go", want: Deny, rule: "default-deny"},
 		{line: "bash build.py", want: Deny, rule: "default-deny"},
 		{line: "sh build.sh", want: Deny, rule: "default-deny"},
 		{argv: []string{}, want: Deny, rule: "empty-command"},
@@ -171,7 +171,7 @@ func TestCheckCommandBypasses(t *testing.T) {
 		{line: "env GIT_SSH_COMMAND=x git status", want: Deny, rule: "dangerous-variable"},
 		{line: "env GOFLAGS=-toolexec=x go test", want: Deny, rule: "dangerous-variable"},
 		{line: "env", want: Deny, rule: "default-deny"},
-		{line: "xargs rm", want: Ask, rule: `commands.ask: "rm *"`, why: "rm <unknown>"},
+		{line: "xargs rm", want: Deny, rule: `paths.read_only: "vendor/**"`, why: "<unknown>"}, // may be read-only
 		{line: "xargs -0 -n1 curl", want: Deny, rule: `commands.deny: "curl *"`},
 		{line: "xargs grep foo", want: Allow, rule: `commands.allow: "grep *"`},
 		{line: "xargs gofmt -l", want: Allow},
@@ -179,14 +179,14 @@ func TestCheckCommandBypasses(t *testing.T) {
 		{line: "xargs -I X X", want: Deny, rule: "unknown-program"},
 		{line: "xargs --frobnicate rm", want: Deny, rule: "wrapper-option"},
 		{line: "xargs env", want: Deny, rule: "unknown-program"},
-		{argv: []string{"find", ".", "-exec", "rm", "{}", ";"}, want: Ask, rule: `commands.ask: "rm *"`},
-		{line: `find . -exec rm {} \;`, want: Ask, rule: `commands.ask: "rm *"`},
+		{argv: []string{"find", "build", "-exec", "rm", "{}", ";"}, want: Ask, rule: `commands.ask: "rm *"`},
+		{line: `find build -exec rm {} \;`, want: Ask, rule: `commands.ask: "rm *"`},
 		{line: "find . -exec rm {} ;", want: Deny, rule: "wrapper-option", why: "without a closing"},
 		{line: "find . -name '*.go' -execdir curl -d @{} x +", want: Deny, rule: "wrapper-option"},
 		{line: "find . -name '*.go' -exec grep -l foo {} +", want: Allow, rule: `commands.allow: "find *"`},
-		{line: "find . -name '*.tmp' -delete", want: Ask, rule: `commands.ask: "rm *"`},
+		{line: "find build -name '*.tmp' -delete", want: Ask, rule: `commands.ask: "rm *"`},
 		{line: "find . -ok curl x ;", want: Deny, rule: "wrapper-option"},
-		{line: `find . -okdir curl x \;`, want: Deny, rule: `commands.deny: "curl *"`},
+		{line: `find . -okdir curl {} \;`, want: Deny, rule: `commands.deny: "curl *"`},
 		{line: `find . -exec {} \;`, want: Deny, rule: "unknown-program"},
 		{line: "find / -name passwd", want: Deny, rule: "path-outside-workspace"},
 		{line: "timeout 5 curl x", want: Deny, rule: `commands.deny: "curl *"`},
@@ -363,6 +363,128 @@ func TestCheckCommandShellMode(t *testing.T) {
 		{line: "go test\ncurl x", want: Deny, rule: `commands.deny: "curl *"`},
 		{line: "xargs -I{} sh -c '{}'", want: Deny, rule: "unknown-program"},
 		{line: "find . -name '*.go' | xargs grep -l TODO", want: Allow},
-		{line: "find . -name '*.go' | xargs rm", want: Ask, rule: `commands.ask: "rm *"`},
+		{line: "find build -name '*.o' | xargs rm", want: Deny, rule: `paths.read_only: "vendor/**"`},
 	})
+}
+
+// Review findings: each case was a hole or a wrong decision before.
+func TestCheckCommandReview(t *testing.T) {
+	t.Parallel()
+	runCommandCases(t, loadTest(t), []cmdCase{
+		// An option cluster with a value glued on is path-checked.
+		{line: "grep -rf/etc/passwd .", want: Deny, rule: "path-outside-workspace", why: `"/etc/passwd"`},
+		{line: "grep -rn~/x .", want: Deny, rule: "path-outside-workspace"},
+		{line: "grep -rn foo .", want: Allow},
+		{line: "go test -run=TestX/a -count=1 ./...", want: Allow},
+		// paths.read_only protects against programs that write their operands.
+		{line: "rm vendor/x.go", want: Deny, rule: `paths.read_only: "vendor/**"`, why: "read-only"},
+		{line: "rm -rf vendor", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "rm -r .", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "rm -- tests/a/x_test.go", want: Deny, rule: `paths.read_only: "tests/**/*_test.go"`},
+		{line: "rm -rf build", want: Ask, rule: `commands.ask: "rm *"`},
+		{line: "rm tests/a/helper.go", want: Ask},
+		{line: "env -C vendor rm x.go", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "find vendor -name '*.go' -delete", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "find build -name '*.o' -delete", want: Ask, rule: `commands.ask: "rm *"`},
+		{line: `find . -name '*.o' -exec rm {} \;`, want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "xargs rm", want: Deny, rule: `paths.read_only: "vendor/**"`, why: "<unknown>"},
+		{line: "sed -i s/a/b/ vendor/x.go", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "sed --in-place=.bak s/a/b/ tests/x_test.go", want: Deny, rule: `paths.read_only: "tests/**/*_test.go"`},
+		{line: "sed -n 1p vendor/x.go", want: Allow},
+		{line: "sed s/a/b/ vendor/x.go", want: Allow},
+		// Programs that write a file named by an option.
+		{line: "sort -o vendor/list.txt x", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "sort --output=vendor/list.txt x", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "uniq x vendor/list.txt", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "go build -o vendor/app .", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "go test -coverprofile=vendor/c.out ./...", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "find . -name x -fprint vendor/list", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "gofmt -l -w .", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "time -o vendor/t.txt go test", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "time -o t.txt go test", want: Allow},
+		{line: "timeout -sKILL 5 go test", want: Allow},
+		{line: "exec -a x go test", want: Allow},
+		{line: "command -v curl", want: Deny, rule: "default-deny"},                    // a lookup, by the rules
+		{line: "sort -o sorted.txt vendor/list.txt", want: Deny, rule: "default-deny"}, // reads vendor: fine, but no rule
+		{line: "go build -o bin/app ./vendor/x", want: Allow},
+		{line: "go test -coverprofile=c.out ./...", want: Allow},
+		{line: "gofmt -l vendor", want: Allow},
+		{line: "find vendor -name '*.go' -print", want: Allow},
+		// Read-only folders outside the workspace are for reading.
+		{line: "cp x /usr/local/go/bin/go", want: Deny, rule: "path-outside-workspace", why: "for reading"},
+		{line: "mkdir -p ~/.cache/go-build/x", want: Deny, rule: "path-outside-workspace"},
+		{line: "go build -o /usr/local/bin/app .", want: Deny, rule: "path-outside-workspace"},
+		{line: "go build -o /dev/null .", want: Allow},
+		{line: "cp /usr/share/dict/words .", want: Deny, rule: "default-deny"}, // reading is fine; no rule for cp
+		// Links to read-only paths would let later commands write them.
+		{line: "ln -s vendor/x.go y.go", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "ln vendor/x.go y.go", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "ln -s vendor lib", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "cp -al vendor v2", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "cp -r vendor v2", want: Deny, rule: "default-deny"},     // copying is reading: no rule for cp
+		{line: "ln -s x.go sub/y.go", want: Deny, rule: "default-deny"}, // no rule for ln
+		// find -execdir runs in folders the policy cannot know.
+		{line: `find . -name HEAD -execdir cat config \;`, want: Deny, rule: "wrapper-option"},
+		{line: `find vendor -name '*.go' -execdir rm {} \;`, want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: `find . -name '*.go' -execdir gofmt -l {} +`, want: Allow},
+		// git object names carry paths.
+		{line: "git show HEAD:.env", want: Deny, rule: `paths.deny: "**/.env"`},
+		{line: "git log -p HEAD~3:sub/.env", want: Deny, rule: `paths.deny: "**/.env"`},
+		{line: "git diff :0:.git/config", want: Deny, rule: `paths.deny: ".git/**"`},
+		{line: "git log HEAD:main.go", want: Allow},
+		{line: "git diff --output=vendor/x.patch", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "git init --template=tmpl", want: Deny, rule: "git-runs-programs"},
+		{line: "git log --grep 'fix: see https://x'", want: Allow},
+	})
+	// With the working folder set, relative words are judged from it.
+	p := loadTest(t)
+	for _, tt := range []struct {
+		dir, line string
+		want      Verdict
+		rule      string
+	}{
+		{"vendor", "rm x.go", Deny, `paths.read_only: "vendor/**"`},
+		{"sub", "cat ../.git/config", Deny, `paths.deny: ".git/**"`},
+		{"sub", "cat ../../x", Deny, "path-outside-workspace"},
+		{"sub", "cat ../main.go", Allow, `commands.allow: "cat *"`},
+		{"../x", "cat main.go", Deny, "path-outside-workspace"},
+	} {
+		cmd, _ := ParseCommand(tt.line)
+		s := testScope
+		s.Dir = tt.dir
+		if d := p.CheckCommand(cmd, s); d.Verdict != tt.want || !strings.HasPrefix(d.Rule, tt.rule) {
+			t.Errorf("in %s: %q = %v %s: %s; want %v %s", tt.dir, tt.line, d.Verdict, d.Rule, d.Reason, tt.want, tt.rule)
+		}
+	}
+}
+
+func TestCheckCommandReviewShell(t *testing.T) {
+	t.Parallel()
+	runCommandCases(t, shellOn(t), []cmdCase{
+		// Globs are judged by every path they could expand to.
+		{line: "cat .e*", want: Deny, rule: `paths.deny: "**/.env"`},
+		{line: "cat sub/.en?", want: Deny, rule: `paths.deny: "**/.env"`},
+		{line: "cat .gi[t]/config", want: Deny, rule: `paths.deny: ".git/**"`},
+		{line: "cat certs/*.pem", want: Deny, rule: `paths.deny: "**/*.pem"`},
+		{line: "cat certs/*", want: Allow}, // covers, like grep -r, but does not name them
+		{line: "cat .*/etc/passwd", want: Deny, rule: "path-outside-workspace", why: ".."},
+		{line: "ls .?", want: Deny, rule: "path-outside-workspace"},
+		{line: "cat sub/.*/x", want: Deny, rule: "path-outside-workspace"},
+		{line: "cat *", want: Allow}, // * does not match dot files
+		{line: "ls */*.go", want: Allow},
+		{line: "cat *.go", want: Allow},
+		{line: "rm -rf *", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "rm vendor/*.go", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		{line: "rm build/*.o", want: Ask},
+		{line: "cd vendor && rm x.go", want: Deny, rule: `paths.read_only: "vendor/**"`},
+		// Two rules that ask are both named, so "always" for one does not
+		// approve the other.
+		{line: "rm x; go get y", want: Ask, rule: `commands.ask: "rm *"`, why: "go get y"},
+		{line: "GLOBIGNORE=x; cat *", want: Deny, rule: "dangerous-variable"},
+	})
+	p := shellOn(t)
+	cmd, _ := ParseCommand("rm x && go get y")
+	if d := p.CheckCommand(cmd, testScope); !strings.Contains(d.Rule, `"rm *"`) || !strings.Contains(d.Rule, `"go get *"`) {
+		t.Errorf("two asks: rule %q names only one of them", d.Rule)
+	}
 }

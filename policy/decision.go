@@ -64,6 +64,9 @@ type Scope struct {
 	// Aliases are other absolute paths that mean the workspace to commands
 	// (for example "/workspace" inside a container).
 	Aliases []string
+	// Dir is the workspace-relative folder the command runs in ("" or "."
+	// for the root); relative arguments are judged from it.
+	Dir string
 }
 
 // Command is a command line parsed from the model's text.

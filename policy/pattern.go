@@ -9,8 +9,10 @@ import (
 // unknownWord stands for an argument whose value cannot be known when the
 // policy judges a command: the file names find passes to -exec, the words
 // xargs reads from its input, an unquoted glob in shell mode. It matches only
-// a whole-word `*` in a pattern. (Real argv words cannot contain NUL.)
-const unknownWord = "\x00unknown"
+// a whole-word `*` in a pattern. It may carry the regions of the workspace
+// it can name (see unknownIn). Real argv words cannot contain NUL, and
+// CheckCommand denies those that do.
+const unknownWord = "\x00"
 
 // rule is one entry of a list in the policy file, kept as written so that a
 // decision can quote it.
@@ -153,7 +155,7 @@ func matchWords(pat []patternWord, argv []string) bool {
 				pi++
 				continue
 			}
-			if argv[ai] != unknownWord && w.g.match(argv[ai]) {
+			if !isUnknown(argv[ai]) && w.g.match(argv[ai]) {
 				pi++
 				ai++
 				continue

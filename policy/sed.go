@@ -14,6 +14,7 @@ func judgeSed(c *checker, argv []string) Decision {
 	var scripts []string
 	var scriptAt []int // indices of words that are whole scripts
 	explicit := false
+	inPlace := false
 	i := 1
 	for ; i < len(argv); i++ {
 		a := argv[i]
@@ -40,8 +41,10 @@ func judgeSed(c *checker, argv []string) Decision {
 				scriptAt = append(scriptAt, i)
 			case "--file":
 				return deny("sed-script", "sed %s reads its script from a file, which cannot be judged", a)
+			case "--in-place":
+				inPlace = true
 			case "--quiet", "--silent", "--debug", "--posix", "--regexp-extended", "--separate", "--sandbox",
-				"--unbuffered", "--null-data", "--zero-terminated", "--follow-symlinks", "--in-place", "--line-length", "--binary":
+				"--unbuffered", "--null-data", "--zero-terminated", "--follow-symlinks", "--line-length", "--binary":
 			default:
 				return unknownOption(argv, a)
 			}
@@ -52,6 +55,7 @@ func judgeSed(c *checker, argv []string) Decision {
 			switch a[k] {
 			case 'n', 'E', 'r', 's', 'u', 'z', 'b':
 			case 'i':
+				inPlace = true
 				break cluster // -i[SUFFIX]: the rest is a suffix, not flags
 			case 'l':
 				if k == len(a)-1 {
@@ -108,12 +112,23 @@ func judgeSed(c *checker, argv []string) Decision {
 	if d, bad := c.args(rest); bad {
 		return d
 	}
+	if inPlace {
+		var ts []target
+		for k := 1; k < len(rest); k++ {
+			if !strings.HasPrefix(rest[k], "-") || isUnknown(rest[k]) {
+				ts = append(ts, target{word: rest[k]})
+			}
+		}
+		if d, bad := c.writesTo("sed -i", ts); bad {
+			return d
+		}
+	}
 	d := c.rules(argv, nil)
 	if d.Verdict == Deny {
 		return d
 	}
 	for _, s := range scripts {
-		if s == unknownWord {
+		if isUnknown(s) {
 			return deny("sed-script", "the sed script is known only at run time")
 		}
 		files, err := scanSed(s)

@@ -188,7 +188,7 @@ func (s *shellChecker) word(w *syntax.Word) (string, Decision, bool) {
 		if d, bad := s.c.pathWord(v.text); bad {
 			return "", d, true
 		}
-		return unknownWord, Decision{}, false
+		return s.c.globWord(v.text)
 	}
 	return v.text, Decision{}, false
 }
@@ -230,7 +230,7 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 		if bad {
 			return d
 		}
-		if i == 0 && a == unknownWord {
+		if i == 0 && isUnknown(a) {
 			return deny("unknown-program", "the program name is a glob, so it cannot be judged")
 		}
 		argv = append(argv, a)
@@ -246,7 +246,7 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 				i++
 				continue
 			}
-			if len(a) < 2 || (a[0] != '-' && a[0] != '+') || a == unknownWord {
+			if len(a) < 2 || (a[0] != '-' && a[0] != '+') || isUnknown(a) {
 				return deny("shell-builtin", "set %q is not a shell option", a)
 			}
 		}
@@ -255,7 +255,7 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 		// Variables set here reach every later command, so the same checks
 		// as for NAME=VALUE prefixes apply.
 		for _, a := range argv[1:] {
-			if a == unknownWord {
+			if isUnknown(a) {
 				return deny("shell-unjudgeable", "%s with a glob cannot be judged", argv[0])
 			}
 			if strings.HasPrefix(a, "-") {
@@ -275,7 +275,7 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 	case "cd":
 		// cd changes the folder later relative paths are read from; it must
 		// name one folder inside the workspace so they stay judged from it.
-		if len(argv) != 2 || argv[1] == "-" || argv[1] == unknownWord {
+		if len(argv) != 2 || argv[1] == "-" || isUnknown(argv[1]) {
 			return deny("shell-cd", "cd must name exactly one folder in the workspace (a bare cd goes home)")
 		}
 		if d, bad := s.c.args(argv); bad {
@@ -292,4 +292,31 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 		return Decision{Verdict: Allow, Rule: "shell-cd", Reason: "cd inside the workspace"}
 	}
 	return s.c.argv(argv)
+}
+
+// globWord judges a shell glob by the paths it may expand to: it must not
+// climb out through a segment that can match ".." (".*", ".?"), and it must
+// not name a path under paths.deny (".e*", "*.pem"; a bare "*" only covers
+// them, like a recursive read, and is allowed). It becomes an unknown word that
+// carries where it may point, for the read-only check of programs that
+// write.
+func (c *checker) globWord(text string) (string, Decision, bool) {
+	var tags []string
+	for _, pl := range c.places(text) {
+		if pl.where != inside {
+			tags = append(tags, regionOutside)
+			continue
+		}
+		rg := shellRegion(pl.rel)
+		if rg.mayClimb() {
+			return "", deny("path-outside-workspace", "glob %q can match .., which leads out of the folder it names; name the files or use ls -a", text), true
+		}
+		for _, r := range c.p.pathDeny {
+			if rg.names(patternRegion(r.g.src)) {
+				return "", deny(r.String(), "glob %q may match a path denied by paths.deny %q; name the files you need", text, r.src), true
+			}
+		}
+		tags = append(tags, regionGlob+pl.rel)
+	}
+	return unknownIn(tags...), Decision{}, false
 }

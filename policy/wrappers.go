@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -21,22 +22,17 @@ func init() {
 	wrappers = map[string]wrapperFunc{
 		"sh": judgeShell, "bash": judgeShell, "dash": judgeShell, "zsh": judgeShell,
 		"ksh": judgeShell, "mksh": judgeShell, "ash": judgeShell,
-		"env":     judgeEnv,
-		"xargs":   judgeXargs,
-		"find":    judgeFind,
-		"node":    judgeNode,
-		"nodejs":  judgeNode,
-		"perl":    judgePerl,
-		"ruby":    judgePerl,
-		"git":     judgeGit,
-		"nohup":   judgeNohup,
-		"timeout": judgeTimeout,
-		"nice":    judgeNice,
-		"command": judgeCommand,
-		"builtin": judgeNohup,
-		"exec":    judgeExec,
-		"time":    judgeTime,
-		"stdbuf":  judgeStdbuf,
+		"env":    judgeEnv,
+		"xargs":  judgeXargs,
+		"find":   judgeFind,
+		"node":   judgeNode,
+		"nodejs": judgeNode,
+		"perl":   judgePerl,
+		"ruby":   judgePerl,
+		"git":    judgeGit,
+	}
+	for name := range wrapperSyntaxes {
+		wrappers[name] = judgeSimple
 	}
 }
 
@@ -95,7 +91,7 @@ loop:
 	if i >= len(argv) {
 		return deny("wrapper-option", "%s -c without a command", argv[0])
 	}
-	if argv[i] == unknownWord {
+	if isUnknown(argv[i]) {
 		return deny("unknown-program", "%s -c runs code known only at run time", argv[0])
 	}
 	d := c.sub().line(argv[i])
@@ -122,6 +118,7 @@ var dangerousVars = map[string]string{
 	"GOENV": "it points go at another configuration", "CC": "go runs it", "CXX": "go runs it",
 	"SSH_ASKPASS": "programs run it", "SUDO_ASKPASS": "programs run it", "TAR_OPTIONS": "it adds options to tar",
 	"HOME": "programs read their configuration from it", "CDPATH": "it changes where cd goes",
+	"GLOBIGNORE": "it makes bash globs match dot files",
 }
 
 var dangerousPrefixes = []string{"LD_", "DYLD_", "GIT_", "CGO_C", "CGO_LD", "CGO_F"}
@@ -141,9 +138,11 @@ func dangerousVar(name string) string {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
-// judgeEnv: env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... COMMAND.
+// judgeEnv: env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... COMMAND; with -C,
+// the command's relative words are judged from DIR.
 func judgeEnv(c *checker, argv []string) Decision {
 	i := 1
+	var chdir []string
 	for ; i < len(argv); i++ {
 		a := argv[i]
 		if a == "--" {
@@ -155,9 +154,18 @@ func judgeEnv(c *checker, argv []string) Decision {
 		}
 		switch {
 		case a == "-i" || a == "--ignore-environment" || a == "-0" || a == "--null" || a == "-v" || a == "--debug":
-		case a == "-u" || a == "--unset" || a == "-C" || a == "--chdir":
+		case a == "-C" || a == "--chdir":
+			if i+1 < len(argv) {
+				chdir = append(chdir, argv[i+1])
+			}
 			i++
-		case strings.HasPrefix(a, "-u") || strings.HasPrefix(a, "--unset=") || strings.HasPrefix(a, "-C") || strings.HasPrefix(a, "--chdir="):
+		case strings.HasPrefix(a, "--chdir="):
+			chdir = append(chdir, strings.TrimPrefix(a, "--chdir="))
+		case strings.HasPrefix(a, "-C"):
+			chdir = append(chdir, a[2:])
+		case a == "-u" || a == "--unset":
+			i++
+		case strings.HasPrefix(a, "-u") || strings.HasPrefix(a, "--unset="):
 		default:
 			// -S/--split-string splits a string into a command line the
 			// policy would have to re-parse; it and unknown options deny.
@@ -177,7 +185,19 @@ func judgeEnv(c *checker, argv []string) Decision {
 			return deny("dangerous-variable", "env setting %s is denied: %s", name, why)
 		}
 	}
-	return c.wrapped(argv, argv[i:])
+	if len(chdir) == 0 {
+		return c.wrapped(argv, argv[i:])
+	}
+	in := c.sub()
+	for _, dir := range chdir {
+		pl := c.places(dir)
+		if len(pl) != 1 || pl[0].where != inside || isUnknown(dir) {
+			return deny("path-outside-workspace", "env -C %q must name one folder inside the workspace", dir)
+		}
+		in.base = pl[0].rel
+	}
+	in.depth--
+	return in.wrapped(argv, argv[i:])
 }
 
 // judgeXargs: xargs [options] COMMAND [ARGS]; the words xargs reads are
@@ -258,6 +278,7 @@ func judgeFind(c *checker, argv []string) Decision {
 	if d.Verdict == Deny {
 		return d
 	}
+	found := c.findRegion(argv)
 	for i := 1; i < len(argv); i++ {
 		switch argv[i] {
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -279,19 +300,52 @@ func judgeFind(c *checker, argv []string) Decision {
 					if k == 0 {
 						return deny("unknown-program", "find %s puts a file name in the program name", argv[i])
 					}
-					inner[k] = unknownWord
+					inner[k] = found
+				} else if dir := argv[i] == "-execdir" || argv[i] == "-okdir"; dir && k > 0 && !strings.HasPrefix(w, "-") {
+					// It runs in each found file's folder, which the policy
+					// cannot know: a relative word there names anything.
+					return deny("wrapper-option", "find %s runs in each found file's folder, so the word %q cannot be judged; use -exec with paths from the workspace root", argv[i], w)
 				}
 			}
 			d = worseStop(d, func() Decision { return c.sub().argv(inner) })
 			i = j
 		case "-delete":
-			d = worseStop(d, func() Decision { return c.sub().argv([]string{"rm", unknownWord}) })
+			d = worseStop(d, func() Decision { return c.sub().argv([]string{"rm", found}) })
 		}
 		if d.Verdict == Deny {
 			return d
 		}
 	}
 	return d
+}
+
+// findRegion is the unknown word that stands for a file find passes on:
+// something below one of its starting points.
+func (c *checker) findRegion(argv []string) string {
+	var roots []string
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || isUnknown(a) {
+			break
+		}
+		roots = append(roots, a)
+	}
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	var tags []string
+	for _, r := range roots {
+		for _, pl := range c.places(r) {
+			switch {
+			case pl.where != inside:
+				tags = append(tags, regionOutside)
+			case pl.rel == ".":
+				tags = append(tags, regionPattern+"**")
+			default:
+				tags = append(tags, regionPattern+escapeGlob(pl.rel)+"/**")
+			}
+		}
+	}
+	return unknownIn(tags...)
 }
 
 // inlineCode judges an interpreter given code on its command line (-c, -e):
@@ -400,10 +454,17 @@ func judgeGit(c *checker, argv []string) Decision {
 			sub = a
 			continue
 		}
+		if d, bad := c.gitObjectPath(a); bad {
+			return d
+		}
 		name, _, _ := strings.Cut(a, "=")
 		switch name {
 		case "--upload-pack", "--receive-pack", "--exec", "--extcmd", "--tool", "-x":
 			return deny("git-runs-programs", "git %s %s runs a program named on the command line", sub, name)
+		case "--template":
+			if sub == "init" || sub == "clone" {
+				return deny("git-runs-programs", "git %s --template copies hooks that later git commands run", sub)
+			}
 		case "-u":
 			if sub == "clone" || sub == "fetch" || sub == "ls-remote" || sub == "pull" || sub == "archive" {
 				return deny("git-runs-programs", "git %s -u runs a program named on the command line", sub)
@@ -423,19 +484,54 @@ func judgeGit(c *checker, argv []string) Decision {
 	return c.rules(argv, nil)
 }
 
-func judgeNohup(c *checker, argv []string) Decision {
-	i := 1
-	if i < len(argv) && argv[i] == "--" {
-		i++
+var gitStage = regexp.MustCompile(`^[0-3]:`)
+
+// gitObjectPath checks the path in a REV:PATH or :PATH word (git show
+// HEAD:.env prints a file the policy denies). Words with blanks (messages)
+// and ":/text" searches are not object names.
+func (c *checker) gitObjectPath(a string) (Decision, bool) {
+	if strings.HasPrefix(a, "-") || strings.ContainsAny(a, " \t\n") || isUnknown(a) {
+		return Decision{}, false
 	}
-	if i < len(argv) && strings.HasPrefix(argv[i], "-") {
-		return unknownOption(argv, argv[i])
+	_, p, ok := strings.Cut(a, ":")
+	p = gitStage.ReplaceAllString(p, "")
+	if !ok || p == "" || strings.HasPrefix(p, "/") {
+		return Decision{}, false
 	}
-	return c.wrapped(argv, argv[i:])
+	return c.pathWord(p)
 }
 
-// judgeTimeout: timeout [-s SIG] [-k DUR] [--preserve-status] [--foreground] [-v] DUR COMMAND.
-func judgeTimeout(c *checker, argv []string) Decision {
+// wrapperSyntax is the option syntax of a wrapper that runs the command
+// after its options (nohup, timeout, nice, command, exec, time, stdbuf).
+type wrapperSyntax struct {
+	flags  []string // options alone: -p, --foreground
+	valued []string // options with a value, next or attached: -n 5, -n5, --adjustment=5
+	lookup []string // options that only look a name up, judged by the rules: command -v
+	number bool     // -N is an option (nice -5)
+	// operand is set when one word comes between the options and the
+	// command (timeout's duration).
+	operand bool
+}
+
+var wrapperSyntaxes = map[string]wrapperSyntax{
+	"nohup":   {},
+	"builtin": {},
+	"timeout": {flags: []string{"--preserve-status", "--foreground", "-v", "--verbose"},
+		valued: []string{"-s", "-k", "--signal", "--kill-after"}, operand: true},
+	"nice":    {valued: []string{"-n", "--adjustment"}, number: true},
+	"command": {flags: []string{"-p"}, lookup: []string{"-v", "-V"}},
+	"exec":    {flags: []string{"-c", "-l", "-cl", "-lc"}, valued: []string{"-a"}},
+	"time": {flags: []string{"-p", "-v", "-q", "-a", "--portability", "--verbose", "--quiet", "--append"},
+		valued: []string{"-o", "-f", "--output", "--format"}},
+	"stdbuf": {valued: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+}
+
+var niceAdj = regexp.MustCompile(`^-[0-9]+$`)
+
+// judgeSimple judges the wrappers of wrapperSyntaxes as the command they
+// run; an option the syntax does not list denies the command.
+func judgeSimple(c *checker, argv []string) Decision {
+	w := wrapperSyntaxes[argv[0]]
 	i := 1
 	for ; i < len(argv); i++ {
 		a := argv[i]
@@ -447,127 +543,32 @@ func judgeTimeout(c *checker, argv []string) Decision {
 			break
 		}
 		switch {
-		case a == "--preserve-status" || a == "--foreground" || a == "-v" || a == "--verbose":
-		case a == "-s" || a == "-k" || a == "--signal" || a == "--kill-after":
-			i++
-		case strings.HasPrefix(a, "-s") || strings.HasPrefix(a, "-k") || strings.HasPrefix(a, "--signal=") || strings.HasPrefix(a, "--kill-after="):
-		default:
-			return unknownOption(argv, a)
-		}
-	}
-	if i >= len(argv) {
-		return c.rules(argv, nil)
-	}
-	return c.wrapped(argv, argv[i+1:]) // skip the duration
-}
-
-var niceAdj = regexp.MustCompile(`^-[0-9]+$`)
-
-// judgeNice: nice [-n N | -N | --adjustment=N] COMMAND.
-func judgeNice(c *checker, argv []string) Decision {
-	i := 1
-	for ; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "--":
-			i++
-		case a == "-n" || a == "--adjustment":
-			i++
-			continue
-		case niceAdj.MatchString(a) || strings.HasPrefix(a, "-n") || strings.HasPrefix(a, "--adjustment="):
-			continue
-		case strings.HasPrefix(a, "-") && a != "-":
-			return unknownOption(argv, a)
-		}
-		break
-	}
-	return c.wrapped(argv, argv[min(i, len(argv)):])
-}
-
-// judgeCommand: command [-p] COMMAND; command -v/-V only looks a name up.
-func judgeCommand(c *checker, argv []string) Decision {
-	i := 1
-	for ; i < len(argv); i++ {
-		switch a := argv[i]; a {
-		case "-p":
-			continue
-		case "-v", "-V":
+		case slices.Contains(w.flags, a):
+		case slices.Contains(w.lookup, a):
 			return c.rules(argv, nil)
-		case "--":
+		case slices.Contains(w.valued, a):
 			i++
+		case w.attached(a), w.number && niceAdj.MatchString(a):
 		default:
-			if strings.HasPrefix(a, "-") {
-				return unknownOption(argv, a)
-			}
-		}
-		break
-	}
-	return c.wrapped(argv, argv[min(i, len(argv)):])
-}
-
-// judgeExec: exec [-c] [-l] [-a NAME] COMMAND.
-func judgeExec(c *checker, argv []string) Decision {
-	i := 1
-	for ; i < len(argv); i++ {
-		switch a := argv[i]; a {
-		case "-c", "-l", "-cl", "-lc":
-			continue
-		case "-a":
-			i++
-			continue
-		case "--":
-			i++
-		default:
-			if strings.HasPrefix(a, "-") {
-				return unknownOption(argv, a)
-			}
-		}
-		break
-	}
-	return c.wrapped(argv, argv[min(i, len(argv)):])
-}
-
-// judgeTime: time [-p] [-v] [-q] [-a] [-o FILE] [-f FORMAT] COMMAND.
-func judgeTime(c *checker, argv []string) Decision {
-	i := 1
-	for ; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "--":
-			i++
-		case a == "-p" || a == "-v" || a == "-q" || a == "-a" || a == "--portability" || a == "--verbose" || a == "--quiet" || a == "--append":
-			continue
-		case a == "-o" || a == "-f" || a == "--output" || a == "--format":
-			i++
-			continue
-		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--format="):
-			continue
-		case strings.HasPrefix(a, "-") && a != "-":
 			return unknownOption(argv, a)
 		}
-		break
+	}
+	if w.operand {
+		if i >= len(argv) {
+			return c.rules(argv, nil)
+		}
+		i++
 	}
 	return c.wrapped(argv, argv[min(i, len(argv)):])
 }
 
-// judgeStdbuf: stdbuf -i/-o/-e MODE ... COMMAND.
-func judgeStdbuf(c *checker, argv []string) Decision {
-	i := 1
-	for ; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "--":
-			i++
-		case a == "-i" || a == "-o" || a == "-e" || a == "--input" || a == "--output" || a == "--error":
-			i++
-			continue
-		case len(a) > 2 && (strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "-o") || strings.HasPrefix(a, "-e")) ||
-			strings.HasPrefix(a, "--input=") || strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--error="):
-			continue
-		case strings.HasPrefix(a, "-") && a != "-":
-			return unknownOption(argv, a)
+// attached reports whether a is a valued option with its value attached.
+func (w wrapperSyntax) attached(a string) bool {
+	for _, v := range w.valued {
+		if strings.HasPrefix(v, "--") && strings.HasPrefix(a, v+"=") ||
+			!strings.HasPrefix(v, "--") && len(a) > len(v) && strings.HasPrefix(a, v) {
+			return true
 		}
-		break
 	}
-	return c.wrapped(argv, argv[min(i, len(argv)):])
+	return false
 }

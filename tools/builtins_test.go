@@ -125,6 +125,8 @@ func TestPathsConfined(t *testing.T) {
 		{tools.ListFilesName, obj{"path": "linkdir"}, "refused"},
 		{tools.SearchFilesName, obj{"pattern": "s3cret", "path": "linkdir"}, "refused"},
 		{tools.RunCommandName, obj{"command": "ls", "dir": "../"}, "leads outside the workspace"},
+		{tools.RunCommandName, obj{"command": "ls", "dir": "linkdir"}, "refused: the path leads outside the workspace"},
+		{tools.RunCommandName, obj{"command": "ls", "dir": "in.txt"}, "not a folder"},
 	}
 	for _, tt := range tests {
 		res, _ := run(t, ws, tt.tool, tt.args)

@@ -45,8 +45,14 @@
 //
 // Every built-in file tool works through Workspace.Root, an *os.Root, so
 // "..", absolute paths and symlinks that point out of the workspace are
-// refused by the kernel-backed API, not by string checks alone. Commands run
-// only through Workspace.Sandbox.
+// refused by the kernel-backed API, not by string checks alone. Symlinks
+// that stay inside are resolved before the gate judges a path, so the policy
+// sees the file a call reaches (a link to .env is .env, a file under a link
+// to vendor is under vendor); when the tool runs, a path that has changed
+// since (a symlink swapped in) is refused. list_files and search_files skip
+// what the gate's policy denies reading, whatever folder they were given.
+// Commands run only through Workspace.Sandbox, in the folder the policy
+// judged their relative arguments from (Effect.Dir).
 //
 // This package must not run a process itself (commands go through sandbox),
 // decide policy (it asks policy), or know about roles beyond the names of the

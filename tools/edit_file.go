@@ -55,7 +55,7 @@ func (ws *Workspace) editFile(ctx context.Context, p EditFileParams) (Result, er
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	f, err := ws.Root.Open(p.rel)
+	f, err := ws.openChecked(p.rel)
 	if err != nil {
 		return fsResult(p.rel, err), nil
 	}

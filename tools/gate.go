@@ -191,7 +191,7 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	}
 
 	start := time.Now()
-	res, err := inv.Run(ctx)
+	res, err := inv.Run(withHidden(ctx, g.hidden))
 	rec.Duration = time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("tool call %s (%s): %w", c.Name, c.ID, err)
@@ -204,6 +204,20 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 		rec.Outcome = OutcomeOK
 	}
 	return res, nil
+}
+
+// hidden reports whether the policy denies reading rel: tools that walk a
+// folder (list_files, search_files) skip such paths, since the gate judged
+// only the folder they were given.
+func (g *Gate) hidden(rel string) bool {
+	return g.policy.CheckPath(rel, policy.Read).Verdict == policy.Deny
+}
+
+type hiddenKey struct{}
+
+// withHidden passes the gate's filter to the tool it runs.
+func withHidden(ctx context.Context, hide func(rel string) bool) context.Context {
+	return context.WithValue(ctx, hiddenKey{}, hide)
 }
 
 // judge asks the policy about the tool and each of its effects.
@@ -219,7 +233,9 @@ func (g *Gate) judge(tool string, effects []Effect) []check {
 		case EffectWrite:
 			d = g.policy.CheckPath(e.Path, policy.Write)
 		case EffectExec:
-			d = g.policy.CheckCommand(e.Command, g.scope)
+			s := g.scope
+			s.Dir = e.Dir
+			d = g.policy.CheckCommand(e.Command, s)
 		default:
 			d = policy.Decision{Verdict: policy.Deny, Rule: "unknown-effect",
 				Reason: fmt.Sprintf("tool declared an effect of unknown kind %q", e.Kind)}

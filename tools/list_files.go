@@ -88,9 +88,13 @@ func relTo(base, rel string) string {
 }
 
 // walk calls fn for every file (not folder) under dir in lexical order,
-// through the root, skipping .git folders and what ws.Visible hides.
+// through the root, skipping .git folders and what ws.Visible or the
+// calling gate's policy hides.
 // Symlinks are reported, never followed.
 func (ws *Workspace) walk(ctx context.Context, dir string, fn func(rel string, d fs.DirEntry) error) error {
+	if err := ws.checked("list", dir); err != nil {
+		return err
+	}
 	st, err := ws.Root.Stat(dir)
 	if err != nil {
 		return err
@@ -109,12 +113,12 @@ func (ws *Workspace) walk(ctx context.Context, dir string, fn func(rel string, d
 			return err
 		}
 		if d.IsDir() {
-			if rel != dir && (d.Name() == ".git" || !ws.visible(rel)) {
+			if rel != dir && (d.Name() == ".git" || !ws.visible(ctx, rel)) {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !ws.visible(rel) {
+		if !ws.visible(ctx, rel) {
 			return nil
 		}
 		return fn(path.Clean(rel), d)

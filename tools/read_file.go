@@ -50,7 +50,7 @@ func ReadFile(ws *Workspace) Tool {
 }
 
 func (ws *Workspace) readFile(ctx context.Context, p ReadFileParams) (Result, error) {
-	f, err := ws.Root.Open(p.rel)
+	f, err := ws.openChecked(p.rel)
 	if err != nil {
 		return fsResult(p.rel, err), nil
 	}

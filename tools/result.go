@@ -82,11 +82,15 @@ func (r Result) ForModel() string {
 	m.Truncated = m.Truncated || cut
 	m.Stderr, cut = tail(r.Stderr, MaxModelStream)
 	m.Truncated = m.Truncated || cut
-	b, err := json.Marshal(m)
-	if err != nil { // cannot happen: only strings, ints and bools
+	// No HTML escaping: "<", ">" and "&" (in code, diffs, shell lines) reach
+	// the model as written, not as six-byte \u003c sequences.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil { // cannot happen: only strings, ints and bools
 		return fmt.Sprintf(`{"ok":false,"output":%q}`, err.Error())
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // tail keeps the last max bytes of s, cut on a rune boundary, with a marker

@@ -31,6 +31,7 @@ type RunCommandParams struct {
 func (p *RunCommandParams) Effects() []Effect {
 	effects := []Effect{{Kind: EffectExec, Command: p.cmd}}
 	if p.dir != "." {
+		effects[0].Dir = p.dir
 		effects = append(effects, Effect{Kind: EffectRead, Path: p.dir})
 	}
 	return effects
@@ -69,6 +70,18 @@ func argv(cmd policy.Command) []string {
 // exec runs cmd in the sandbox and describes what happened. A command that
 // fails is a result; a sandbox that fails is an error.
 func (ws *Workspace) exec(ctx context.Context, cmd policy.Command, dir string, timeout time.Duration) (Result, error) {
+	if dir != "." {
+		// The sandbox joins dir to the workspace as a plain path: it must be
+		// a folder the workspace's Root reaches, as judged.
+		if err := ws.checked("run in", dir); err != nil {
+			return fsResult(dir, err), nil
+		}
+		if st, err := ws.Root.Stat(dir); err != nil {
+			return fsResult(dir, err), nil
+		} else if !st.IsDir() {
+			return errorResult("%s: not a folder; dir must name a folder in the workspace", dir), nil
+		}
+	}
 	sr, err := ws.run(ctx, argv(cmd), dir, timeout)
 	if err != nil {
 		return Result{}, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -95,7 +96,7 @@ func (ws *Workspace) searchFiles(ctx context.Context, p SearchFilesParams) (Resu
 			}
 			return search(rel)
 		})
-	} else {
+	} else if err = ws.checked("search", p.rel); err == nil {
 		err = search(p.rel)
 	}
 	switch {
@@ -125,8 +126,12 @@ func (ws *Workspace) searchFile(rel string, re *regexp.Regexp, ctxLines, room in
 		return 0, nil // vanished or unreadable: skip
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || st.Size() > maxSearchFileBytes {
+	st, err := f.Stat()
+	if err != nil || st.Size() > maxSearchFileBytes {
 		return 0, nil
+	}
+	if lst, err := ws.Root.Lstat(rel); err != nil || !os.SameFile(st, lst) {
+		return 0, nil // a symlink swapped in since the walk saw a file: skip
 	}
 	br := bufio.NewReader(f)
 	if head, _ := br.Peek(8000); bytes.IndexByte(head, 0) >= 0 {

@@ -47,6 +47,9 @@ type Effect struct {
 	Kind    EffectKind     `json:"kind"`
 	Path    string         `json:"path,omitempty"`
 	Command policy.Command `json:"command,omitzero"`
+	// Dir is the workspace-relative folder a command runs in ("" for the
+	// root); the policy judges its relative arguments from there.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Call is a model's tool call as it reaches the gate.

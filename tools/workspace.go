@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,8 +28,9 @@ type Workspace struct {
 	// Limits bound commands; a tool's timeout never exceeds Limits.Timeout.
 	Limits sandbox.Limits
 	// Visible, when set, hides paths from list_files and search_files (a
-	// directory it rejects is not entered). Use PolicyVisible so that files
-	// the policy denies reading do not leak through a search of ".".
+	// directory it rejects is not entered). A Gate always hides what its
+	// policy denies reading; set Visible (PolicyVisible) to hide the same
+	// when tools run without a gate.
 	Visible func(rel string) bool
 }
 
@@ -63,7 +65,12 @@ func PolicyVisible(p *policy.Policy) func(rel string) bool {
 	return func(rel string) bool { return p.CheckPath(rel, policy.Read).Verdict != policy.Deny }
 }
 
-func (ws *Workspace) visible(rel string) bool {
+// visible applies Workspace.Visible and the filter of the gate that runs
+// the call.
+func (ws *Workspace) visible(ctx context.Context, rel string) bool {
+	if hide, ok := ctx.Value(hiddenKey{}).(func(string) bool); ok && hide(rel) {
+		return false
+	}
 	return ws.Visible == nil || ws.Visible(rel)
 }
 
@@ -84,11 +91,127 @@ func (ws *Workspace) Rel(field, p string) (string, error) {
 		}
 		p = rel
 	}
+	if strings.ContainsRune(p, 0) {
+		return "", argErr(field, "contains a NUL byte")
+	}
 	clean := path.Clean(filepath.ToSlash(p))
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", argErr(field, "%q leads outside the workspace; use a path relative to the workspace root", p)
 	}
+	if real, ok := ws.resolve(clean); ok {
+		clean = real
+	}
 	return clean, nil
+}
+
+// errChanged says a path the gate checked now leads elsewhere.
+var errChanged = errors.New("changed since the policy checked it (a symlink appeared in it)")
+
+// checked makes sure rel, which had no symlinks when the gate judged it,
+// still has none, so the call reaches the file that was judged.
+func (ws *Workspace) checked(op, rel string) error {
+	// A link that leads out (!ok) is Root's to refuse.
+	if real, ok := ws.resolve(rel); ok && real != rel {
+		return &fs.PathError{Op: op, Path: rel, Err: errChanged}
+	}
+	return nil
+}
+
+// openChecked opens rel for reading and makes sure it is still the file
+// the gate judged: no symlink was swapped in on the way, before or while
+// it was opened.
+func (ws *Workspace) openChecked(rel string) (*os.File, error) {
+	f, err := ws.Root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.sameAsChecked(rel, f.Stat); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openDirChecked opens the folder dir as a root of its own, so that what
+// is then done inside it by name cannot be sent elsewhere by a symlink
+// swapped in above it.
+func (ws *Workspace) openDirChecked(dir string) (*os.Root, error) {
+	d, err := ws.Root.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.sameAsChecked(dir, func() (fs.FileInfo, error) { return d.Stat(".") }); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (ws *Workspace) sameAsChecked(rel string, opened func() (fs.FileInfo, error)) error {
+	if err := ws.checked("open", rel); err != nil {
+		return err
+	}
+	fi, err := opened()
+	if err != nil {
+		return err
+	}
+	li, err := ws.Root.Lstat(rel)
+	if err != nil || !os.SameFile(fi, li) {
+		return &fs.PathError{Op: "open", Path: rel, Err: errChanged}
+	}
+	return nil
+}
+
+// maxLinks bounds how many symlinks resolve follows (as the kernel does).
+const maxLinks = 40
+
+// resolve follows the symlinks in a cleaned relative path that stay inside
+// the workspace, so that the policy judges the file a call would reach
+// (a link to .env is .env; a file under a link to vendor is under vendor).
+// ok is false when a link leads out or cannot be read: the path is then
+// kept as given, and Root refuses it when the tool runs. A missing part
+// ends the walk: the rest is created as named.
+func (ws *Workspace) resolve(rel string) (string, bool) {
+	if rel == "." {
+		return rel, true
+	}
+	done, todo := ".", strings.Split(rel, "/")
+	for links := 0; len(todo) > 0; {
+		next := path.Join(done, todo[0])
+		todo = todo[1:]
+		st, err := ws.Root.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return path.Join(append([]string{next}, todo...)...), true
+			}
+			return "", false
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", false
+		}
+		target, err := ws.Root.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if path.IsAbs(target) {
+			r, ok := ws.fromAbs(target)
+			if !ok {
+				return "", false
+			}
+			target, done = r, "."
+		}
+		joined := path.Join(done, target)
+		if joined == ".." || strings.HasPrefix(joined, "../") {
+			return "", false
+		}
+		todo = append(strings.Split(joined, "/"), todo...)
+		done = "."
+	}
+	return done, true
 }
 
 func (ws *Workspace) fromAbs(p string) (string, bool) {
@@ -113,6 +236,8 @@ func fsResult(rel string, err error) Result {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult("%s: no such file or directory", rel)
+	case errors.Is(err, errChanged):
+		return errorResult("%s: refused: the path %v; call again", rel, errChanged)
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		return errorResult("%s: refused: the path leads outside the workspace (through a symlink or ..); use a path inside the workspace", rel)
 	case errors.Is(err, fs.ErrPermission):

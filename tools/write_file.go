@@ -58,18 +58,26 @@ func (ws *Workspace) writeFile(ctx context.Context, p WriteFileParams) (Result, 
 // then renamed over rel, so a reader never sees half a file. An existing
 // file keeps its permission bits. created reports whether rel was new.
 func (ws *Workspace) writeAtomic(rel string, data []byte) (created bool, err error) {
-	dir := path.Dir(rel)
+	dir, base := path.Dir(rel), path.Base(rel)
 	if dir != "." {
 		if err := ws.Root.MkdirAll(dir, 0o755); err != nil {
 			return false, err
 		}
 	}
+	// Work inside the folder by name from here on: a symlink swapped in
+	// above it cannot redirect the write.
+	d, err := ws.openDirChecked(dir)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
 	mode := fs.FileMode(0o644)
-	switch st, err := ws.Root.Stat(rel); {
+	switch st, err := d.Lstat(base); {
 	case err == nil && st.IsDir():
 		return false, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
-	case err == nil:
+	case err == nil && st.Mode().IsRegular():
 		mode = st.Mode().Perm()
+	case err == nil: // a symlink swapped in: the rename replaces it, never writes through it
 	case errors.Is(err, fs.ErrNotExist):
 		created = true
 	default:
@@ -77,14 +85,14 @@ func (ws *Workspace) writeAtomic(rel string, data []byte) (created bool, err err
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(dir, "."+path.Base(rel)+".trio-"+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := ws.Root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	tmp := "." + base + ".trio-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return false, err
 	}
 	defer func() {
 		if err != nil {
-			_ = ws.Root.Remove(tmp)
+			_ = d.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -98,10 +106,10 @@ func (ws *Workspace) writeAtomic(rel string, data []byte) (created bool, err err
 	if err = f.Close(); err != nil {
 		return false, err
 	}
-	if err = ws.Root.Chmod(tmp, mode); err != nil { // umask may have narrowed it
+	if err = d.Chmod(tmp, mode); err != nil { // umask may have narrowed it
 		return false, err
 	}
-	if err = ws.Root.Rename(tmp, rel); err != nil {
+	if err = d.Rename(tmp, base); err != nil {
 		return false, err
 	}
 	return created, nil
