@@ -1,0 +1,327 @@
+// Package config reads trio.yaml, the configuration file of the trio
+// command: the model endpoint, a model per role, budgets, the Worker's
+// context window, the sandbox, the policy file and the runs folder.
+//
+// Decoding is strict: an unknown key, a value of the wrong type or a value
+// out of range is an error that names the file and line. The package only
+// reads and checks the file; the command turns it into library options.
+// configs/trio.example.yaml documents every key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Sandbox kinds.
+const (
+	SandboxAuto       = "auto"
+	SandboxContainerd = "containerd"
+	SandboxLocal      = "local"
+)
+
+// File is a parsed trio.yaml. Zero values mean "not set": the command then
+// uses environment variables or the library's defaults.
+type File struct {
+	// Path is the file's path as given to Load (empty for Parse).
+	Path string `yaml:"-"`
+
+	Endpoint Endpoint `yaml:"endpoint"`
+	Models   Models   `yaml:"models"`
+	// Temperature is sent with every request when set.
+	Temperature *float64 `yaml:"temperature"`
+	// MaxTokens caps every reply; 0 leaves it to the endpoint.
+	MaxTokens int     `yaml:"max_tokens"`
+	Budgets   Budgets `yaml:"budgets"`
+	Window    Window  `yaml:"window"`
+	Sandbox   Sandbox `yaml:"sandbox"`
+	// Policy is the policy file; a relative path is relative to this file.
+	Policy string `yaml:"policy"`
+	// RunsDir is where run folders go; a relative path is relative to this file.
+	RunsDir string `yaml:"runs_dir"`
+}
+
+// Endpoint is the OpenAI-compatible model service.
+type Endpoint struct {
+	BaseURL string `yaml:"base_url"`
+	// APIKeyEnv names the environment variable that holds the key. The key
+	// itself never appears in the file.
+	APIKeyEnv         string   `yaml:"api_key_env"`
+	Timeout           Duration `yaml:"timeout"`
+	MaxRetries        *int     `yaml:"max_retries"`
+	StructuredOutputs string   `yaml:"structured_outputs"`
+}
+
+// Models names the model of each role; Default serves the roles not named.
+type Models struct {
+	Default      string `yaml:"default"`
+	Planner      string `yaml:"planner"`
+	Worker       string `yaml:"worker"`
+	Critic       string `yaml:"critic"`
+	Summarizer   string `yaml:"summarizer"`
+	TestDesigner string `yaml:"test_designer"`
+}
+
+// PerRole returns the roles with their own model, keyed by the agent's role
+// names.
+func (m Models) PerRole() map[string]string {
+	out := map[string]string{}
+	for role, name := range map[string]string{
+		"planner": m.Planner, "worker": m.Worker, "critic": m.Critic,
+		"summarizer": m.Summarizer, "test_designer": m.TestDesigner,
+	} {
+		if name != "" {
+			out[role] = name
+		}
+	}
+	return out
+}
+
+// Budgets bound one run; zero keeps the library's default.
+type Budgets struct {
+	MaxSteps        int      `yaml:"max_steps"`
+	MaxTotalTurns   int      `yaml:"max_total_turns"`
+	MaxRepairRounds int      `yaml:"max_repair_rounds"`
+	MaxTokens       int      `yaml:"max_tokens"`
+	MaxWallTime     Duration `yaml:"max_wall_time"`
+}
+
+// Window is the Worker's context window; zero keeps the library's default.
+type Window struct {
+	ContextLimit int `yaml:"context_limit"`
+	ReplyReserve int `yaml:"reply_reserve"`
+	SummaryEvery int `yaml:"summary_every"`
+	KeepRounds   int `yaml:"keep_rounds"`
+}
+
+// Sandbox says where commands run.
+type Sandbox struct {
+	// Kind is auto (default), containerd or local.
+	Kind       string     `yaml:"kind"`
+	Containerd Containerd `yaml:"containerd"`
+}
+
+// Containerd configures the containerd sandbox.
+type Containerd struct {
+	Address   string `yaml:"address"`
+	Namespace string `yaml:"namespace"`
+	// RootFS is host (default) or image.
+	RootFS string `yaml:"rootfs"`
+	Image  string `yaml:"image"`
+	UID    uint32 `yaml:"uid"`
+	GID    uint32 `yaml:"gid"`
+}
+
+// Duration is a Go duration written as a string ("90s", "5m").
+type Duration struct {
+	time.Duration
+	raw string
+}
+
+// UnmarshalYAML keeps the text; Parse checks it and names the line.
+func (d *Duration) UnmarshalYAML(b []byte) error {
+	var s string
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	d.raw = s
+	return nil
+}
+
+// Error is a problem in a configuration file, naming the file, line and key.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	s := e.File
+	if e.Line > 0 {
+		s += fmt.Sprintf(":%d", e.Line)
+	}
+	if e.Key != "" {
+		s += ": " + e.Key
+	}
+	return s + ": " + e.Msg
+}
+
+// Load reads and parses path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	f, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	f.Path = path
+	return f, nil
+}
+
+// Parse parses a configuration; name is used in errors. Every problem is
+// an *Error (several are joined) naming the line.
+func Parse(name string, data []byte) (*File, error) {
+	astf, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	var f File
+	if len(astf.Docs) > 1 {
+		return nil, &Error{File: name, Msg: "more than one YAML document"}
+	}
+	if len(astf.Docs) == 0 || astf.Docs[0] == nil || astf.Docs[0].Body == nil {
+		return &f, nil // an empty file sets nothing
+	}
+	if err := yaml.NodeToValue(astf.Docs[0].Body, &f, yaml.Strict()); err != nil {
+		return nil, yamlError(name, err)
+	}
+	c := checker{name: name, file: astf}
+	c.check(&f)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &f, nil
+}
+
+// Resolve returns p relative to the directory of the configuration file
+// (unchanged when absolute, empty, or the file has no path).
+func (f *File) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || f.Path == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(f.Path), p)
+}
+
+type checker struct {
+	name string
+	file *ast.File
+	errs []error
+}
+
+func (c *checker) line(key string) int {
+	p, err := yaml.PathString("$." + key)
+	if err != nil {
+		return 0
+	}
+	n, err := p.FilterFile(c.file)
+	if err != nil || n == nil || n.GetToken() == nil {
+		return 0
+	}
+	return n.GetToken().Position.Line
+}
+
+func (c *checker) fail(key, format string, args ...any) {
+	c.errs = append(c.errs, &Error{File: c.name, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) duration(key string, d *Duration) {
+	if d.raw == "" {
+		return
+	}
+	v, err := time.ParseDuration(d.raw)
+	if err != nil || v <= 0 {
+		c.fail(key, "want a positive duration such as 90s or 5m, got %q", d.raw)
+		return
+	}
+	d.Duration = v
+}
+
+func (c *checker) nonNegative(key string, v int) {
+	if v < 0 {
+		c.fail(key, "want a whole number ≥ 0, got %d", v)
+	}
+}
+
+func (c *checker) oneOf(key, v string, want ...string) {
+	if v == "" {
+		return
+	}
+	for _, w := range want {
+		if v == w {
+			return
+		}
+	}
+	c.fail(key, "want one of %s, got %q", strings.Join(want, ", "), v)
+}
+
+func (c *checker) check(f *File) {
+	e := &f.Endpoint
+	if e.BaseURL != "" && !strings.HasPrefix(e.BaseURL, "http://") && !strings.HasPrefix(e.BaseURL, "https://") {
+		c.fail("endpoint.base_url", "want an http:// or https:// URL, got %q", e.BaseURL)
+	}
+	if e.APIKeyEnv != "" && !envName(e.APIKeyEnv) {
+		c.fail("endpoint.api_key_env", "want the NAME of an environment variable (letters, digits, _), got %q; never put the key itself here", e.APIKeyEnv)
+	}
+	c.duration("endpoint.timeout", &e.Timeout)
+	if e.MaxRetries != nil {
+		c.nonNegative("endpoint.max_retries", *e.MaxRetries)
+	}
+	c.oneOf("endpoint.structured_outputs", e.StructuredOutputs, "auto", "on", "off")
+	if t := f.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		c.fail("temperature", "want a number from 0 to 2, got %v", *t)
+	}
+	c.nonNegative("max_tokens", f.MaxTokens)
+	b := &f.Budgets
+	c.nonNegative("budgets.max_steps", b.MaxSteps)
+	c.nonNegative("budgets.max_total_turns", b.MaxTotalTurns)
+	c.nonNegative("budgets.max_repair_rounds", b.MaxRepairRounds)
+	c.nonNegative("budgets.max_tokens", b.MaxTokens)
+	c.duration("budgets.max_wall_time", &b.MaxWallTime)
+	w := f.Window
+	c.nonNegative("window.context_limit", w.ContextLimit)
+	c.nonNegative("window.reply_reserve", w.ReplyReserve)
+	c.nonNegative("window.summary_every", w.SummaryEvery)
+	c.nonNegative("window.keep_rounds", w.KeepRounds)
+	if w.ContextLimit > 0 && w.ReplyReserve >= w.ContextLimit {
+		c.fail("window.reply_reserve", "%d leaves no room in context_limit %d", w.ReplyReserve, w.ContextLimit)
+	}
+	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxLocal)
+	cd := f.Sandbox.Containerd
+	c.oneOf("sandbox.containerd.rootfs", cd.RootFS, "host", "image")
+	if cd.RootFS == "image" && cd.Image == "" {
+		c.fail("sandbox.containerd.image", "rootfs image needs an image reference or an OCI tarball path")
+	}
+	if (cd.UID == 0) != (cd.GID == 0) {
+		c.fail("sandbox.containerd.uid", "set both uid and gid, or neither (automatic)")
+	}
+}
+
+func envName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+func yamlError(name string, err error) error {
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		return &Error{File: name, Msg: err.Error()}
+	}
+	out := &Error{File: name, Msg: ye.GetMessage()}
+	if tk := ye.GetToken(); tk != nil {
+		out.Line = tk.Position.Line
+	}
+	var uf *yaml.UnknownFieldError
+	if errors.As(err, &uf) {
+		out.Msg = uf.Message + " (see configs/trio.example.yaml for every key)"
+	}
+	return out
+}

@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/sandbox/containerd"
+)
+
+// bin is the trio binary built once for the tests that drive it.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "trio-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "trio")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cleanEnv is the environment without model or script settings.
+func cleanEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "OPENAI_API_KEY", "OPENAI_BASE_URL", envModel, envScript:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// trio runs the binary in dir and waits for it.
+func trio(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	if env == nil {
+		cmd.Env = cleanEnv()
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("trio %v: %v", args, err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
+}
+
+func goTest(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command("go", "test", "./...")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("go test ./... in %s: %v\n%s", dir, err, out)
+	}
+}
+
+// `trio demo` in an empty folder makes ./trio-demo, builds the project,
+// and its tests pass.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := trio(t, dir, nil, "demo", "--sandbox", "local")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"trio demo: working in " + filepath.Join(dir, "trio-demo"), "[critic] verdict fail", "[critic] verdict pass",
+		"COMPLETED", "project:    " + filepath.Join(dir, "trio-demo", "project"), "run folder: " + filepath.Join(dir, "trio-demo", "runs")} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	goTest(t, filepath.Join(dir, "trio-demo", "project"))
+	runs, _ := filepath.Glob(filepath.Join(dir, "trio-demo", "runs", "*", agent.ReportJSON))
+	if len(runs) != 1 {
+		t.Fatalf("report files: %v", runs)
+	}
+	// inspect shows the run from its folder, by id with --runs-dir.
+	id := filepath.Base(filepath.Dir(runs[0]))
+	in := trio(t, dir, nil, "inspect", "--runs-dir", filepath.Join("trio-demo", "runs"), id)
+	if in.code != 0 {
+		t.Fatalf("inspect: exit %d\n%s", in.code, in.stderr)
+	}
+	for _, want := range []string{"[x] 2. Command", "run_tests", `commands.allow: "go test *"`, "1. fail", "2. pass",
+		"worker", "total", "completed: completed"} {
+		if !strings.Contains(in.stdout, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, in.stdout)
+		}
+	}
+	// A second demo in the same folder does not touch the first.
+	if r := trio(t, dir, nil, "demo", "--sandbox", "local", "--quiet"); r.code != 0 ||
+		!strings.Contains(r.stderr, filepath.Join(dir, "trio-demo-2")) || strings.Contains(r.stderr, "[worker]") {
+		t.Errorf("second demo: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// Ctrl-C during the demo stops it with exit 130 and a checkpoint; resume
+// finishes it, and the project's tests pass.
+func TestInterruptAndResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws, runs := filepath.Join(dir, "ws"), filepath.Join(dir, "runs")
+	cmd := exec.Command(bin, "demo", "--json", "--sandbox", "local", "--workspace", ws, "--runs-dir", runs)
+	cmd.Dir, cmd.Env = dir, cleanEnv()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	signalled := false
+	var kinds []string
+	for sc.Scan() {
+		var ev agent.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Errorf("event line %q: %v", sc.Text(), err)
+			continue
+		}
+		kinds = append(kinds, string(ev.Kind))
+		if ev.Kind == agent.EventToolCall && !signalled {
+			signalled = true
+			cmd.Process.Signal(syscall.SIGINT)
+		}
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130; events %v\n%s", code, kinds, errb.String())
+	}
+	if kinds[0] != string(agent.EventRunStarted) || kinds[len(kinds)-1] != string(agent.EventRunFinished) {
+		t.Errorf("events %v", kinds)
+	}
+	if !strings.Contains(errb.String(), "continue with: trio resume "+runs) {
+		t.Errorf("no resume hint:\n%s", errb.String())
+	}
+	ids, _ := os.ReadDir(runs)
+	if len(ids) != 1 {
+		t.Fatalf("runs: %v", ids)
+	}
+	id := ids[0].Name()
+	in := trio(t, dir, nil, "inspect", filepath.Join(runs, id))
+	if in.code != 0 || !strings.Contains(in.stdout, "interrupted") || !strings.Contains(in.stdout, "trio resume") {
+		t.Errorf("inspect of the interrupted run: exit %d\n%s%s", in.code, in.stdout, in.stderr)
+	}
+	r := trio(t, dir, nil, "resume", "--runs-dir", runs, id)
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "resumed") || !strings.Contains(r.stderr, "COMPLETED") {
+		t.Errorf("resume output:\n%s", r.stderr)
+	}
+	goTest(t, ws)
+	// A finished run is not resumed again; the exit code is its outcome.
+	again := trio(t, dir, nil, "resume", filepath.Join(runs, id))
+	if again.code != exitOK || !strings.Contains(again.stderr, "already finished") {
+		t.Errorf("resume of a finished run: exit %d\n%s", again.code, again.stderr)
+	}
+}
+
+func TestPolicyExplain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pol, err := filepath.Abs("../../configs/policy.interactive.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args     []string
+		code     int
+		decision string
+		rule     string
+	}{
+		{[]string{"--", "go", "test", "./..."}, exitOK, "allow", `commands.allow: "go test *"`},
+		{[]string{"--", "rm", "-rf", "build"}, exitExplainAsk, "ask", `commands.ask: "rm *"`},
+		{[]string{"--", "curl", "https://example.com"}, exitExplainDeny, "deny", `commands.deny: "curl *"`},
+		{[]string{"--", "go test ./... | tail -n 5"}, exitOK, "allow", `commands.allow`},
+		{[]string{"--", "nc", "-l", "80"}, exitExplainDeny, "deny", "default-deny"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
+			t.Parallel()
+			r := trio(t, dir, nil, append([]string{"policy", "explain", "--policy", pol}, tt.args...)...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "decision: "+tt.decision+"\n") || !strings.Contains(r.stdout, "rule:     "+tt.rule) ||
+				!strings.Contains(r.stdout, "reason:   ") {
+				t.Errorf("output:\n%s", r.stdout)
+			}
+		})
+	}
+	// An unattended policy says that a run would deny what it asks.
+	un, _ := filepath.Abs("../../configs/policy.unattended.yaml")
+	r := trio(t, dir, nil, "policy", "explain", "--policy", un, "--", "rm", "x")
+	if r.code == exitExplainAsk && !strings.Contains(r.stdout, "unattended") {
+		t.Errorf("unattended ask without a note:\n%s", r.stdout)
+	}
+}
+
+func TestPolicyCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("version: 1\ncommands:\n  allow: [\"go test *\"]\nlimits:\n  memory: lots\n"), 0o644)
+	r := trio(t, dir, nil, "policy", "check", bad)
+	if r.code != exitConfig || !strings.Contains(r.stderr, bad+":5") || !strings.Contains(r.stderr, "limits.memory") {
+		t.Errorf("broken file: exit %d\n%s", r.code, r.stderr)
+	}
+	good, _ := filepath.Abs("../../configs/policy.strict.yaml")
+	if r := trio(t, dir, nil, "policy", "check", good); r.code != exitOK || !strings.Contains(r.stdout, "ok") {
+		t.Errorf("good file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Without an endpoint, run says what to set and points at the demo.
+func TestRunWithoutEndpoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := trio(t, dir, nil, "run", "--goal", "build a thing")
+	if r.code != exitConfig {
+		t.Errorf("exit %d, want %d", r.code, exitConfig)
+	}
+	for _, want := range []string{"no model endpoint", "OPENAI_API_KEY", "TRIO_MODEL", "OPENAI_BASE_URL", "trio demo"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("guidance lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("run without endpoint left %v", entries)
+	}
+	// The key is named by the configuration, and a key set but no model is
+	// still guidance.
+	cfg := filepath.Join(dir, "trio.yaml")
+	os.WriteFile(cfg, []byte("endpoint:\n  api_key_env: MY_KEY\n"), 0o644)
+	r = trio(t, dir, cleanEnv("MY_KEY=secret-value-123"), "run", "--goal", "x")
+	if r.code != exitConfig || !strings.Contains(r.stderr, "TRIO_MODEL") || strings.Contains(r.stderr, "$MY_KEY") ||
+		strings.Contains(r.stderr, "secret-value-123") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestUsageAndConfigErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("budgets:\n  max_stepz: 3\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, "unknown command"},
+		{[]string{"run", "--nope"}, "unknown flag"},
+		{[]string{"run"}, "no goal"},
+		{[]string{"run", "--goal", "a", "--goal-file", "b"}, "goal"},
+		{[]string{"run", "--config", "bad.yaml", "--goal", "x"}, "bad.yaml:2"},
+		{[]string{"resume", "nope"}, `no run "nope"`},
+		{[]string{"tools", "--role", "boss"}, "--role"},
+		{[]string{"inspect"}, "accepts 1 arg"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			r := trio(t, dir, nil, tt.args...)
+			if r.code != exitConfig || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, want 3 with %q:\n%s", r.code, tt.want, r.stderr)
+			}
+		})
+	}
+}
+
+func TestToolsJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		role string
+		want []string
+	}{
+		{"", []string{"edit_file", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
+		{"planner", []string{"list_files", "read_file", "search_files"}},
+		{"critic", []string{"list_files", "read_file", "run_command", "run_tests"}},
+	} {
+		r := trio(t, dir, nil, "tools", "--json", "--role", tt.role)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		var defs []struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name       string         `json:"name"`
+				Parameters map[string]any `json:"parameters"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &defs); err != nil {
+			t.Fatalf("role %q: %v\n%s", tt.role, err, r.stdout)
+		}
+		var names []string
+		for _, d := range defs {
+			names = append(names, d.Function.Name)
+			if d.Type != "function" || d.Function.Parameters["type"] != "object" {
+				t.Errorf("%s: %+v", d.Function.Name, d)
+			}
+		}
+		if strings.Join(names, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("role %q: tools %v, want %v", tt.role, names, tt.want)
+		}
+	}
+	if r := trio(t, dir, nil, "tools"); r.code != 0 || !strings.Contains(r.stdout, "path (string, required)") || !strings.Contains(r.stdout, "finish_step") {
+		t.Errorf("tools: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if r := trio(t, dir, nil, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "trio ") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"demo", "--help"}, {"resume", "--help"}} {
+		r := trio(t, dir, nil, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "130  interrupted") || !strings.Contains(r.stdout, "2    a budget was spent") {
+			t.Errorf("%v: exit %d, exit codes not documented:\n%s", args, r.code, r.stdout)
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	want := map[agent.StopReason]int{
+		agent.StopCompleted: 0, agent.StopInterrupted: 130,
+		agent.StopBudgetSteps: 2, agent.StopBudgetRepairs: 2, agent.StopBudgetTokens: 2, agent.StopBudgetTime: 2, agent.StopContextBudget: 2,
+		agent.StopChecksFailed: 1, agent.StopSameFailure: 1, agent.StopRepeatedCall: 1, agent.StopOscillation: 1,
+		agent.StopPlanInvalid: 1, agent.StopModelError: 1, agent.StopSandboxError: 1,
+	}
+	for _, r := range agent.StopReasons() {
+		w, ok := want[r]
+		if !ok {
+			t.Errorf("stop reason %s has no expected exit code here", r)
+			continue
+		}
+		if got := exitCode(r); got != w {
+			t.Errorf("exitCode(%s) = %d, want %d", r, got, w)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls until s holds n occurrences of sub.
+func waitFor(t *testing.T, b *syncBuffer, sub string, n int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for strings.Count(b.String(), sub) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %d× %q; terminal shows:\n%s", limit, n, sub, b.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// --sandbox containerd with containerd unreachable is a configuration
+// error that says where it looked and what to do; nothing is left behind.
+func TestContainerdUnreachable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "no.sock")
+	r := trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock), "demo", "--sandbox", "containerd", "--workspace", "ws", "--runs-dir", "runs")
+	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || !strings.Contains(r.stderr, "sandbox: local") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); len(entries) != 0 {
+		t.Errorf("run folders left: %v", entries)
+	}
+	// auto falls back to local and says that it does not isolate.
+	script := filepath.Join(dir, "script.yaml")
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(script, []byte(ptyScript), 0o644)
+	os.WriteFile(pol, []byte(ptyPolicy), 0o644)
+	r = trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock, envScript+"="+script), "run", "--goal", "x", "--sandbox", "auto",
+		"--policy", pol, "--runs-dir", "runs", "--quiet")
+	if r.code != exitOK || !strings.Contains(r.stderr, "LOCAL sandbox, which does NOT isolate") {
+		t.Errorf("auto: exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// With containerd reachable (CI starts one), --sandbox containerd runs the
+// commands in the container: the run completes and the report says so.
+func TestRunInContainerd(t *testing.T) {
+	t.Parallel()
+	if err := containerd.Available(context.Background(), ""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but containerd is unreachable: %v", err)
+		}
+		t.Skipf("containerd unreachable: %v", err)
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt", "e.txt"} {
+		os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+	}
+	script, pol := filepath.Join(dir, "script.yaml"), filepath.Join(dir, "policy.yaml")
+	os.WriteFile(script, []byte(ptyScript), 0o644)
+	os.WriteFile(pol, []byte(ptyPolicy), 0o644)
+	r := trio(t, dir, cleanEnv(envScript+"="+script), "run", "--goal", "x", "--sandbox", "containerd", "--unattended",
+		"--workspace", ws, "--policy", pol, "--runs-dir", "runs", "--quiet")
+	if r.code != exitOK || !strings.Contains(r.stderr, "sandbox containerd") || strings.Contains(r.stderr, "does not isolate") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// trio.yaml's budgets reach the run: a spent budget of Worker turns stops
+// it with exit code 2 and names the budget.
+func TestBudgetFromConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script, pol := filepath.Join(dir, "script.yaml"), filepath.Join(dir, "policy.yaml")
+	os.WriteFile(script, []byte(ptyScript), 0o644)
+	os.WriteFile(pol, []byte(ptyPolicy), 0o644)
+	os.WriteFile(filepath.Join(dir, "trio.yaml"), []byte("budgets:\n  max_total_turns: 2\npolicy: policy.yaml\nsandbox:\n  kind: local\n"), 0o644)
+	r := trio(t, dir, cleanEnv(envScript+"="+script), "run", "--goal", "x", "--unattended", "--quiet")
+	if r.code != exitBudget || !strings.Contains(r.stderr, "budget_steps") {
+		t.Errorf("exit %d, want 2 with budget_steps:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "run folder: "+filepath.Join(dir, "runs")) {
+		t.Errorf("runs_dir default is not ./runs:\n%s", r.stderr)
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trioagent/trio/policy"
+)
+
+func newPolicyCmd(io stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Check a policy file, or explain what it decides for a command",
+		Long:  "Policy files are described in docs/policy.md.",
+	}
+	cmd.AddCommand(newPolicyCheckCmd(io), newPolicyExplainCmd(io))
+	return cmd
+}
+
+func newPolicyCheckCmd(io stdio) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate a policy file; every problem names its line (exit 3 when invalid)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := policy.Load(args[0])
+			if err != nil {
+				return configError(err)
+			}
+			l := p.Limits()
+			mode := "interactive"
+			if p.Unattended() {
+				mode = "unattended"
+			}
+			fmt.Fprintf(io.out, "%s: ok — mode %s, workspace %s, shell %v; limits: timeout %s, memory %d bytes, cpus %g, pids %d, output %d bytes, network %v; confirm timeout %s\n",
+				args[0], mode, p.Workspace(), p.Shell(), l.Timeout, l.Memory, l.CPUs, l.Pids, l.Output, l.Network, p.ConfirmTimeout())
+			return nil
+		},
+	}
+}
+
+func newPolicyExplainCmd(io stdio) *cobra.Command {
+	var file, workspace string
+	cmd := &cobra.Command{
+		Use:   "explain [--policy P] -- COMMAND [ARG...]",
+		Short: "Print the decision for a command, the rule that matched and why",
+		Long: `Explain judges one command line as the gate would, and prints the decision
+(allow, ask or deny), the rule that matched and the reason. Give the command
+after --, as words (trio policy explain -- rm -rf build) or as one quoted line,
+which may hold shell syntax (trio policy explain -- 'go test ./... | tail').
+Paths in the command are judged against --workspace (default: the current
+folder; /workspace means the same folder, as inside the sandbox).
+
+Exit codes: 0 allow, 10 ask, 11 deny (an unattended policy denies what it
+would ask, and says so), 3 bad policy file or usage.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := policy.Default()
+			name := "built-in strict policy"
+			if file != "" {
+				var err error
+				if p, err = policy.Load(file); err != nil {
+					return configError(err)
+				}
+				name = file
+			}
+			line := args[0]
+			if len(args) > 1 {
+				line = shellJoin(args)
+			}
+			c, err := policy.ParseCommand(line)
+			if err != nil && !errors.Is(err, policy.ErrEmptyCommand) {
+				// A line that does not parse is still judged (rule syntax-error).
+				c = policy.Command{Line: line}
+			}
+			ws := workspace
+			if ws == "" {
+				ws = "."
+			}
+			d := p.CheckCommand(c, policy.Scope{Workspace: abs(ws), Aliases: []string{"/workspace"}})
+			fmt.Fprintf(io.out, "policy:   %s\n", name)
+			if len(c.Argv) > 0 && !c.Shell {
+				fmt.Fprintf(io.out, "command:  %s\n", quoteArgv(c.Argv))
+			} else {
+				fmt.Fprintf(io.out, "command:  %s (shell line)\n", line)
+			}
+			fmt.Fprintf(io.out, "decision: %s\n", d.Verdict)
+			fmt.Fprintf(io.out, "rule:     %s\n", d.Rule)
+			fmt.Fprintf(io.out, "reason:   %s\n", d.Reason)
+			switch d.Verdict {
+			case policy.Allow:
+				return nil
+			case policy.Ask:
+				if p.Unattended() {
+					fmt.Fprintln(io.out, "note:     the policy is unattended, so a run denies this instead of asking")
+				} else {
+					fmt.Fprintln(io.out, "note:     a run asks you on the terminal (y once, n, a always); without a terminal it is denied")
+				}
+				return &exitError{code: exitExplainAsk}
+			}
+			return &exitError{code: exitExplainDeny}
+		},
+	}
+	cmd.Flags().StringVar(&file, "policy", "", "policy file (default: the built-in strict policy)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace paths are judged against (default: the current folder)")
+	return cmd
+}
+
+// shellJoin quotes words so that ParseCommand gives them back as argv.
+func shellJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		if w != "" && !strings.ContainsAny(w, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
+			q[i] = w
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// version is set at link time (-ldflags "-X main.version=v1.2.3"); else the
+// module version or VCS revision from the build info.
+var version = ""
+
+func newVersionCmd(io stdio) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print trio's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			v, goVersion := version, ""
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				goVersion = bi.GoVersion
+				if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+					v = bi.Main.Version
+				}
+				for _, s := range bi.Settings {
+					if v == "" && s.Key == "vcs.revision" && len(s.Value) >= 12 {
+						v = "dev-" + s.Value[:12]
+					}
+				}
+			}
+			if v == "" {
+				v = "dev"
+			}
+			fmt.Fprintf(io.out, "trio %s (%s)\n", v, goVersion)
+		},
+	}
+}

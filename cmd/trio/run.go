@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/examples/demo"
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/policy"
+)
+
+// recordFile is the command's own note in a run folder: how the run was
+// started, so that trio resume rebuilds the same model, policy and sandbox.
+const recordFile = "trio-cli.json"
+
+// runRecord is recordFile's content.
+type runRecord struct {
+	// Model is "endpoint", "demo" or "script".
+	Model      string `json:"model"`
+	Script     string `json:"script,omitempty"`
+	Config     string `json:"config,omitempty"`
+	Policy     string `json:"policy,omitempty"`
+	Unattended bool   `json:"unattended,omitempty"`
+	Sandbox    string `json:"sandbox,omitempty"`
+}
+
+// runFlags are the flags of run, demo and resume.
+type runFlags struct {
+	goal, goalFile string
+	workspace      string
+	policy         string
+	sandbox        string
+	quiet, json    bool
+	unattended     bool
+}
+
+func (f *runFlags) output(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (the final report is still printed)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "write the event stream as JSON lines on stdout")
+}
+
+func (f *runFlags) sandboxFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, local (no isolation) or auto (default: sandbox.kind of trio.yaml, else auto)")
+}
+
+func newRunCmd(g *globals, io stdio) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --goal TEXT | --goal-file FILE",
+		Short: "Plan, build and verify a goal with a model endpoint",
+		Long: `Run plans, builds and verifies a goal with the model endpoint of trio.yaml or of
+the environment (OPENAI_API_KEY, TRIO_MODEL, OPENAI_BASE_URL), and leaves a
+run folder (runs/<run-id>/) with the checkpoint, trace, audit log and report.
+
+The workspace is --workspace, else the policy file's workspace when it names
+one other than ".", else runs/<run-id>/workspace.
+
+Risky commands the policy marks "ask" are put to you on the terminal (y once,
+n no, a always for this run); without a terminal on stdin, or with
+--unattended or an unattended policy, nothing waits: ask means deny.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			goal, err := readGoal(f)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadConfig(g.config)
+			if err != nil {
+				return err
+			}
+			rec := runRecord{Model: "endpoint", Sandbox: f.sandbox, Unattended: f.unattended}
+			if g.config != "" {
+				rec.Config = abs(g.config)
+			}
+			var model llm.Model
+			if path := os.Getenv(envScript); path != "" {
+				rec.Model, rec.Script = "script", abs(path)
+				m, err := scriptModel(rec)
+				if err != nil {
+					return err
+				}
+				defer m.Close()
+				model = m
+			} else if model, err = endpointModel(cfg); err != nil {
+				return err
+			}
+			return runGoal(cmd.Context(), io, f, cfg, runsDir(g, cfg), goal, model, rec, "")
+		},
+	}
+	cmd.Flags().StringVar(&f.goal, "goal", "", "the goal, as text")
+	cmd.Flags().StringVar(&f.goalFile, "goal-file", "", "a file holding the goal (Markdown)")
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the project is built in (created if missing)")
+	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: policy of trio.yaml, else the built-in strict policy)")
+	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
+	f.sandboxFlag(cmd)
+	f.output(cmd)
+	cmd.MarkFlagsMutuallyExclusive("goal", "goal-file")
+	return cmd
+}
+
+func newDemoCmd(g *globals, io stdio) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the offline demo: a Markdown-to-HTML converter, built, broken, repaired, green",
+		Long: `Demo runs Trio end to end without a model service: a scripted model, served on
+loopback and reached through the real OpenAI-compatible provider, plans a
+Markdown-to-HTML converter in Go, writes it with a real bug, the Critic's
+acceptance tests catch it when go test really runs in the sandbox, and the
+Worker repairs it until every check passes. It needs Go on the machine and
+uses the built-in strict policy.
+
+Without --workspace it makes a new folder ./trio-demo (or trio-demo-2, ...)
+holding project/ (the workspace) and runs/ (the run folder); with
+--workspace the run folder goes under --runs-dir, else ./runs.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(g.config)
+			if err != nil {
+				return err
+			}
+			runs := g.runsDir
+			if f.workspace == "" {
+				base, err := newDemoFolder()
+				if err != nil {
+					return failure(err)
+				}
+				f.workspace = filepath.Join(base, "project")
+				if runs == "" {
+					runs = filepath.Join(base, "runs")
+				}
+				fmt.Fprintf(io.err, "trio demo: working in %s\n", abs(base))
+			}
+			if runs == "" {
+				runs = runsDir(g, cfg)
+			}
+			// The demo's script is written for the built-in policy.
+			cfg = withoutPolicy(cfg)
+			rec := runRecord{Model: "demo", Sandbox: f.sandbox}
+			m, err := scriptModel(rec)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			return runGoal(cmd.Context(), io, f, cfg, runs, demo.Goal(), m, rec, "")
+		},
+	}
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the demo project is built in (default: a new ./trio-demo/project)")
+	f.sandboxFlag(cmd)
+	f.output(cmd)
+	return cmd
+}
+
+func newResumeCmd(g *globals, io stdio) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Continue an interrupted run from its checkpoint (RUN is a run id or a run folder)",
+		Long: `Resume continues a run from its checkpoint (state.json). A tool call that
+completed before the interruption is not run again. The model, policy and
+sandbox are those the run started with (recorded in trio-cli.json in the run
+folder); --sandbox overrides the sandbox.
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rec := runRecord{Model: "endpoint"}
+			cfg, err := loadConfig(g.config)
+			if err != nil {
+				return err
+			}
+			dir, err := resolveRun(args[0], runsDir(g, cfg))
+			if err != nil {
+				return err
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, recordFile)); err == nil {
+				if err := json.Unmarshal(b, &rec); err != nil {
+					return failure(fmt.Errorf("%s: %w", filepath.Join(dir, recordFile), err))
+				}
+			}
+			if g.config == "" && rec.Config != "" {
+				if cfg, err = loadConfig(rec.Config); err != nil {
+					return err
+				}
+			}
+			// The policy the run started with ("" is the built-in one).
+			f.policy, f.unattended, cfg = rec.Policy, rec.Unattended, withoutPolicy(cfg)
+			if f.sandbox == "" {
+				f.sandbox = rec.Sandbox
+			}
+			var model llm.Model
+			switch rec.Model {
+			case "demo", "script":
+				m, err := scriptModel(rec)
+				if err != nil {
+					return err
+				}
+				defer m.Close()
+				model = m
+			default:
+				if model, err = endpointModel(cfg); err != nil {
+					return err
+				}
+			}
+			return runGoal(cmd.Context(), io, f, cfg, filepath.Dir(dir), "", model, rec, dir)
+		},
+	}
+	f.sandboxFlag(cmd)
+	f.output(cmd)
+	return cmd
+}
+
+// withoutPolicy is cfg without its policy key, so that an empty --policy
+// means the built-in policy.
+func withoutPolicy(cfg *config.File) *config.File {
+	c := *cfg
+	c.Policy = ""
+	return &c
+}
+
+// scriptModel is the demo's script, or the TRIO_SCRIPT file, behind the
+// loopback endpoint.
+func scriptModel(rec runRecord) (*scriptedEndpoint, error) {
+	var s *llm.Scripted
+	var err error
+	if rec.Model == "demo" {
+		s, err = demo.Model()
+	} else {
+		s, err = llm.LoadScript(rec.Script)
+	}
+	if err != nil {
+		return nil, configError(err)
+	}
+	m, err := newScriptedEndpoint(s)
+	if err != nil {
+		return nil, failure(err)
+	}
+	return m, nil
+}
+
+func readGoal(f *runFlags) (string, error) {
+	goal := f.goal
+	if f.goalFile != "" {
+		b, err := os.ReadFile(f.goalFile)
+		if err != nil {
+			return "", configError(fmt.Errorf("--goal-file: %w", err))
+		}
+		goal = string(b)
+	}
+	if strings.TrimSpace(goal) == "" {
+		return "", configError(errors.New("no goal: give --goal TEXT or --goal-file FILE"))
+	}
+	return goal, nil
+}
+
+// runGoal runs goal (or resumes the run in resumeDir) and turns the report
+// into an exit code.
+func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs, goal string, model llm.Model, rec runRecord, resumeDir string) error {
+	pol, polPath, err := loadPolicy(f.policy, cfg, f.unattended)
+	if err != nil {
+		return err
+	}
+	rec.Policy = abs(polPath)
+	prog := newProgress(io.err, io.out, f.quiet, f.json)
+
+	var runID, runDir, ws string
+	if resumeDir != "" {
+		runDir, runID = resumeDir, filepath.Base(resumeDir)
+		if ws, err = checkpointWorkspace(resumeDir); err != nil {
+			return err
+		}
+	} else {
+		runID = newRunID()
+		runDir = filepath.Join(runs, runID)
+		ws = f.workspace
+		if ws == "" && pol.Workspace() != "" && pol.Workspace() != "." {
+			ws = pol.Workspace()
+		}
+		if ws == "" {
+			ws = filepath.Join(runDir, "workspace")
+		}
+		ws = abs(ws)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return failure(fmt.Errorf("workspace: %w", err))
+	}
+
+	// Ctrl-C (or SIGTERM) cancels the run, which checkpoints and stops; a
+	// second Ctrl-C kills the process the usual way.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+
+	sb, err := openSandbox(ctx, f.sandbox, cfg, ws, runID, limitsOf(pol.Limits()), prog.warn)
+	if err != nil {
+		if resumeDir == "" && ws == abs(filepath.Join(runDir, "workspace")) {
+			os.RemoveAll(runDir) // nothing ran: leave no empty run folder
+		}
+		return err
+	}
+	defer sb.Close()
+	if resumeDir == "" {
+		if err := os.MkdirAll(runDir, 0o755); err != nil {
+			return failure(err)
+		}
+		b, _ := json.MarshalIndent(rec, "", "  ")
+		if err := os.WriteFile(filepath.Join(runDir, recordFile), append(b, '\n'), 0o644); err != nil {
+			return failure(err)
+		}
+	}
+
+	opts := append(agentOptions(cfg, workerModelName(cfg)),
+		agent.WithPolicy(pol), agent.WithSandbox(sb), agent.WithWorkspace(ws),
+		agent.WithObserver(prog.event))
+	if cf := confirmerFor(io, pol, prog.warn); cf != nil {
+		defer cf.Close()
+		opts = append(opts, agent.WithConfirmer(cf))
+	}
+
+	var rep *agent.Report
+	if resumeDir != "" {
+		rep, err = agent.Resume(ctx, resumeDir, model, nil, opts...)
+		if errors.Is(err, agent.ErrRunFinished) && rep != nil {
+			fmt.Fprintf(io.err, "trio: run %s already finished (%s); nothing to resume\n", runID, rep.Reason)
+			prog.report(rep, runDir)
+			return &exitError{code: exitCode(rep.Reason)}
+		}
+	} else {
+		var a *agent.Agent
+		a, err = agent.New(model, nil, append(opts, agent.WithRunsDir(runs), agent.WithRunID(runID))...)
+		if err == nil {
+			rep, err = a.Run(ctx, goal)
+		}
+	}
+	if err != nil {
+		return failure(err)
+	}
+	prog.report(rep, runDir)
+	code := exitCode(rep.Reason)
+	if code == exitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// exitCode maps a stop reason to the command's exit code.
+func exitCode(r agent.StopReason) int {
+	switch {
+	case r == agent.StopCompleted:
+		return exitOK
+	case r == agent.StopInterrupted:
+		return exitInterrupted
+	case r.Budget():
+		return exitBudget
+	}
+	return exitFailed
+}
+
+// confirmerFor returns the terminal prompt when a person can answer: an
+// interactive policy and a terminal on stdin. Otherwise nil: ask means deny.
+func confirmerFor(io stdio, pol *policy.Policy, warn func(string)) *ttyConfirmer {
+	if pol.Unattended() || io.in == nil || !term.IsTerminal(int(io.in.Fd())) {
+		return nil
+	}
+	cf, err := openTTYConfirmer()
+	if err != nil {
+		warn(fmt.Sprintf("cannot open the terminal for confirmations (%v): every ask is denied", err))
+		return nil
+	}
+	return cf
+}
+
+// checkpointWorkspace reads the workspace a run folder's checkpoint names.
+func checkpointWorkspace(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, agent.StateFile))
+	if err != nil {
+		return "", configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
+	}
+	var st struct {
+		Workspace string `json:"workspace"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil || st.Workspace == "" {
+		return "", failure(fmt.Errorf("%s: no workspace in the checkpoint (%v)", filepath.Join(dir, agent.StateFile), err))
+	}
+	return st.Workspace, nil
+}
+
+// newRunID is a UTC timestamp with a random suffix, valid as a folder and
+// a container name.
+func newRunID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// newDemoFolder creates ./trio-demo, or trio-demo-2, -3... when taken.
+func newDemoFolder() (string, error) {
+	for i := 1; i < 1000; i++ {
+		name := "trio-demo"
+		if i > 1 {
+			name = fmt.Sprintf("trio-demo-%d", i)
+		}
+		err := os.Mkdir(name, 0o755)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("demo folder: %w", err)
+		}
+	}
+	return "", errors.New("demo folder: trio-demo … trio-demo-999 all exist")
+}
+
+func abs(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

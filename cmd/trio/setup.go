@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/llm/llmtest"
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/summarizer"
+)
+
+// Environment variables the command reads.
+const (
+	envBaseURL = "OPENAI_BASE_URL"
+	envModel   = "TRIO_MODEL"
+	// envScript selects the scripted model (llm.LoadScript format), served
+	// over loopback to the real OpenAI provider, instead of an endpoint.
+	// For tests and demos; never needed with a real model.
+	envScript = "TRIO_SCRIPT"
+)
+
+// loadConfig reads --config, else ./trio.yaml when it exists, else an
+// empty configuration.
+func loadConfig(path string) (*config.File, error) {
+	if path == "" {
+		if _, err := os.Stat("trio.yaml"); err != nil {
+			return &config.File{}, nil
+		}
+		path = "trio.yaml"
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, configError(err)
+	}
+	return f, nil
+}
+
+// runsDir is --runs-dir, else runs_dir of the configuration, else ./runs.
+func runsDir(g *globals, f *config.File) string {
+	switch {
+	case g.runsDir != "":
+		return g.runsDir
+	case f.RunsDir != "":
+		return f.Resolve(f.RunsDir)
+	}
+	return "runs"
+}
+
+// loadPolicy is the --policy file, else the configuration's, else the
+// built-in strict policy; unattended makes every ask a deny. It returns the
+// file used ("" for the built-in one).
+func loadPolicy(flag string, f *config.File, unattended bool) (*policy.Policy, string, error) {
+	path := flag
+	if path == "" && f.Policy != "" {
+		path = f.Resolve(f.Policy)
+	}
+	p := policy.Default()
+	if path != "" {
+		var err error
+		if p, err = policy.Load(path); err != nil {
+			return nil, "", configError(err)
+		}
+	}
+	if unattended {
+		p = p.WithUnattended()
+	}
+	return p, path, nil
+}
+
+// noEndpoint is the guidance printed when no model is configured.
+func noEndpoint(keyEnv string, missing []string) error {
+	return configError(fmt.Errorf(`no model endpoint is configured (missing: %s).
+Set, for OpenAI or any OpenAI-compatible server:
+  export %s=...          # the API key (a local server that needs none: any text)
+  export %s=gpt-4.1-mini  # the model name
+  export %s=http://localhost:8000/v1   # optional: another server; default https://api.openai.com/v1
+or give a configuration file: trio run --config trio.yaml (see configs/trio.example.yaml).
+To watch Trio work without a model service, run: trio demo`,
+		strings.Join(missing, ", "), keyEnv, envModel, envBaseURL))
+}
+
+// endpointModel builds the OpenAI-compatible provider from the
+// configuration, with the environment filling what it leaves out.
+func endpointModel(f *config.File) (llm.Model, error) {
+	e := f.Endpoint
+	keyEnv := e.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = llm.DefaultAPIKeyEnv
+	}
+	base := e.BaseURL
+	if base == "" {
+		base = os.Getenv(envBaseURL)
+	}
+	model := f.Models.Default
+	if model == "" {
+		model = os.Getenv(envModel)
+	}
+	perRole := f.Models.PerRole()
+	var missing []string
+	if os.Getenv(keyEnv) == "" {
+		missing = append(missing, "$"+keyEnv)
+	}
+	if model == "" && len(perRole) < 5 {
+		missing = append(missing, "$"+envModel+" or models.default")
+	}
+	if len(missing) > 0 {
+		return nil, noEndpoint(keyEnv, missing)
+	}
+	cfg := llm.OpenAIConfig{
+		BaseURL:           base,
+		APIKeyEnv:         keyEnv,
+		Model:             model,
+		Models:            perRole,
+		Temperature:       f.Temperature,
+		MaxTokens:         f.MaxTokens,
+		Timeout:           e.Timeout.Duration,
+		StructuredOutputs: e.StructuredOutputs,
+	}
+	if e.MaxRetries != nil {
+		cfg.MaxRetries = *e.MaxRetries
+		if cfg.MaxRetries == 0 {
+			cfg.MaxRetries = -1 // the provider's "none"
+		}
+	}
+	m, err := llm.NewOpenAI(cfg)
+	if err != nil {
+		return nil, configError(err)
+	}
+	return m, nil
+}
+
+// scriptedEndpoint serves a scripted model on loopback and talks to it with
+// the real OpenAI provider, so the demo exercises the production path. Its
+// cursor counts the replies the provider received (not those the server
+// handed out to a request that was then cancelled), so that a resumed run
+// asks again for a reply lost in flight.
+type scriptedEndpoint struct {
+	*llm.OpenAI
+	script *llm.Scripted
+	srv    *llmtest.Server
+
+	mu  sync.Mutex
+	got map[string]int
+}
+
+func newScriptedEndpoint(script *llm.Scripted) (*scriptedEndpoint, error) {
+	srv := llmtest.Start(llmtest.WithModel(script, nil))
+	models := map[string]string{}
+	for _, role := range []string{agent.RolePlanner, agent.RoleTestDesigner, agent.RoleWorker, agent.RoleCritic, agent.RoleSummarizer} {
+		models[role] = role // the server replays the role named by the model
+	}
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{
+		BaseURL: srv.URL(), APIKey: "scripted", Model: "scripted", Models: models,
+		MaxRetries: -1,
+	})
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return &scriptedEndpoint{OpenAI: p, script: script, srv: srv, got: map[string]int{}}, nil
+}
+
+// Complete asks the provider and counts a received reply.
+func (m *scriptedEndpoint) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := m.OpenAI.Complete(ctx, req)
+	if err == nil {
+		m.mu.Lock()
+		m.got[req.Agent]++
+		m.mu.Unlock()
+	}
+	return resp, err
+}
+
+// Cursor is the replies received per role, for the run's checkpoint.
+func (m *scriptedEndpoint) Cursor() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.got)
+}
+
+// Seek moves the script to a checkpoint's cursor.
+func (m *scriptedEndpoint) Seek(c map[string]int) error {
+	if err := m.script.Seek(c); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.got = maps.Clone(c)
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *scriptedEndpoint) Close() { m.srv.Close() }
+
+// limitsOf converts the policy's limits for the sandbox.
+func limitsOf(l policy.Limits) sandbox.Limits {
+	return sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network}
+}
+
+// openSandbox makes the run's sandbox: kind is the --sandbox flag, else the
+// configuration's, else auto (containerd when it answers, else local with
+// a warning).
+func openSandbox(ctx context.Context, kind string, f *config.File, ws, runID string, limits sandbox.Limits, warn func(string)) (sandbox.Sandbox, error) {
+	if kind == "" {
+		kind = f.Sandbox.Kind
+	}
+	if kind == "" {
+		kind = config.SandboxAuto
+	}
+	cd := f.Sandbox.Containerd
+	switch kind {
+	case config.SandboxLocal:
+		return localSandbox(ws, limits)
+	case config.SandboxAuto, config.SandboxContainerd:
+		if err := containerd.Available(ctx, cd.Address); err != nil {
+			if kind == config.SandboxContainerd {
+				return nil, configError(fmt.Errorf("--sandbox containerd: %w", err))
+			}
+			warn(fmt.Sprintf("containerd is not reachable, so commands run with the LOCAL sandbox, which does NOT isolate them (%v)", err))
+			return localSandbox(ws, limits)
+		}
+	default:
+		return nil, configError(fmt.Errorf("--sandbox %q: want containerd, local or auto", kind))
+	}
+	sb, err := containerd.New(ctx, containerd.Config{
+		Address: cd.Address, Namespace: cd.Namespace, Workspace: ws, RunID: runID, Limits: limits,
+		RootFS: cd.RootFS, Image: cd.Image, UID: cd.UID, GID: cd.GID,
+	})
+	if err != nil {
+		if errors.Is(err, containerd.ErrConfig) {
+			return nil, configError(err)
+		}
+		return nil, failure(fmt.Errorf("containerd sandbox: %w", err))
+	}
+	return sb, nil
+}
+
+func localSandbox(ws string, limits sandbox.Limits) (sandbox.Sandbox, error) {
+	sb, err := sandbox.NewLocal(ws, limits)
+	if err != nil {
+		return nil, failure(err)
+	}
+	return sb, nil
+}
+
+// agentOptions turns the configuration's budgets and window into options.
+func agentOptions(f *config.File, workerModel string) []agent.Option {
+	var opts []agent.Option
+	b := f.Budgets
+	if b != (config.Budgets{}) {
+		opts = append(opts, agent.WithBudgets(agent.Budgets{
+			MaxSteps: b.MaxSteps, MaxTotalTurns: b.MaxTotalTurns, MaxRepairRounds: b.MaxRepairRounds,
+			MaxTokens: b.MaxTokens, MaxWallTime: b.MaxWallTime.Duration,
+		}))
+	}
+	w := f.Window
+	if w != (config.Window{}) {
+		opts = append(opts, agent.WithWindow(summarizer.Config{
+			Model: workerModel, ContextLimit: w.ContextLimit, ReplyReserve: w.ReplyReserve,
+			SummaryEvery: w.SummaryEvery, KeepRounds: w.KeepRounds,
+		}))
+	}
+	return opts
+}
+
+// workerModelName is the worker's model name, for the tokenizer.
+func workerModelName(f *config.File) string {
+	if f.Models.Worker != "" {
+		return f.Models.Worker
+	}
+	if f.Models.Default != "" {
+		return f.Models.Default
+	}
+	return os.Getenv(envModel)
+}
+
+// resolveRun finds a run folder from an id or a path.
+func resolveRun(arg, runs string) (string, error) {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return filepath.Clean(arg), nil
+	}
+	dir := filepath.Join(runs, arg)
+	if _, err := os.Stat(filepath.Join(dir, agent.StateFile)); err != nil {
+		var ids []string
+		if entries, err := os.ReadDir(runs); err == nil {
+			for _, e := range entries {
+				if e.IsDir() {
+					ids = append(ids, e.Name())
+				}
+			}
+		}
+		hint := "no runs there"
+		if len(ids) > 0 {
+			slices.Sort(ids)
+			hint = "runs there: " + strings.Join(ids[max(0, len(ids)-5):], ", ")
+		}
+		return "", configError(fmt.Errorf("no run %q: not a folder, and %s has no run of that id (%s)", arg, runs, hint))
+	}
+	return dir, nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/tools"
+)
+
+// roleTools mirrors the agent's default per-role subsets (documented on
+// agent.WithRoleTools), which the agent does not export.
+var roleTools = map[string][]string{
+	agent.RolePlanner: {tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName},
+	agent.RoleCritic:  {tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName},
+}
+
+func newToolsCmd(io stdio) *cobra.Command {
+	var role string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tools of the registry with their JSON schemas",
+		Long: `Tools lists the built-in tools a run offers, with the JSON schema of their
+arguments, exactly as the model receives them. --role narrows the list to a
+role's default subset: planner, worker (every tool, plus the agent's
+finish_step) or critic. --json prints the OpenAI tool definitions.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			view, err := builtinView(role)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(io.out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(view.Definitions()); err != nil {
+					return failure(err)
+				}
+				return nil
+			}
+			printTools(io.out, view)
+			if role == "" || role == agent.RoleWorker {
+				fmt.Fprintf(io.out, "\n%s (worker only, the agent's own): ends the current plan step with a note.\n", agent.FinishStepName)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", "", "only the tools of this role: planner, worker or critic")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the OpenAI tool definitions as JSON")
+	return cmd
+}
+
+// builtinView builds the built-in tools over a throwaway workspace (their
+// schemas do not depend on it) and returns a role's view.
+func builtinView(role string) (tools.View, error) {
+	var names []string
+	switch role {
+	case "", agent.RoleWorker:
+	case agent.RolePlanner, agent.RoleCritic:
+		names = roleTools[role]
+	default:
+		return tools.View{}, configError(fmt.Errorf("--role %q: want planner, worker or critic", role))
+	}
+	dir, err := os.MkdirTemp("", "trio-tools-")
+	if err != nil {
+		return tools.View{}, failure(err)
+	}
+	defer os.RemoveAll(dir)
+	limits := limitsOf(policy.Default().Limits())
+	sb, err := sandbox.NewLocal(dir, limits)
+	if err != nil {
+		return tools.View{}, failure(err)
+	}
+	defer sb.Close()
+	ws, err := tools.OpenWorkspace(dir, sb, limits)
+	if err != nil {
+		return tools.View{}, failure(err)
+	}
+	defer ws.Close()
+	reg, err := tools.NewRegistry(tools.Builtins(ws)...)
+	if err != nil {
+		return tools.View{}, failure(err)
+	}
+	v, err := reg.View(names...)
+	if err != nil {
+		return tools.View{}, failure(err)
+	}
+	return v, nil
+}
+
+// schema is the part of a JSON schema printTools shows.
+type schema struct {
+	Properties map[string]struct {
+		Type        any    `json:"type"`
+		Description string `json:"description"`
+	} `json:"properties"`
+	Required []string `json:"required"`
+}
+
+func printTools(w io.Writer, v tools.View) {
+	for i, name := range v.Names() {
+		t, _ := v.Tool(name)
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		desc := strings.TrimSpace(t.Description())
+		if j := strings.Index(desc, "\n\n"); j >= 0 {
+			desc = desc[:j]
+		}
+		fmt.Fprintf(w, "%s\n  %s\n", name, strings.ReplaceAll(desc, "\n", "\n  "))
+		var s schema
+		raw, _ := json.Marshal(t.Schema())
+		if json.Unmarshal(raw, &s) != nil {
+			continue
+		}
+		props := make([]string, 0, len(s.Properties))
+		for p := range s.Properties {
+			props = append(props, p)
+		}
+		slices.Sort(props)
+		for _, p := range props {
+			ps := s.Properties[p]
+			req := ""
+			if slices.Contains(s.Required, p) {
+				req = ", required"
+			}
+			fmt.Fprintf(w, "  - %s (%v%s): %s\n", p, ps.Type, req, clip(ps.Description, 120))
+		}
+	}
+}
