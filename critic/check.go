@@ -198,17 +198,12 @@ func commandRan(res tools.Result) bool {
 		strings.Contains(res.Output, "out of memory")
 }
 
-// parseReport reads the JSON report run_tests appends to its output (after
-// the exit description on the last line); without one it parses the
+// parseReport is the report run_tests made (Result.Tests); without one
+// (another tool, or a result from before it had the field) it parses the
 // streams.
 func parseReport(res tools.Result) testreport.Report {
-	out := strings.TrimSpace(res.Output)
-	last := out[strings.LastIndexByte(out, '\n')+1:]
-	if i := strings.IndexByte(last, '{'); i >= 0 {
-		var rep testreport.Report
-		if err := json.Unmarshal([]byte(last[i:]), &rep); err == nil {
-			return rep
-		}
+	if res.Tests != nil {
+		return *res.Tests
 	}
 	return testreport.ParseExit("", res.Stdout, res.Stderr, res.ExitCode)
 }

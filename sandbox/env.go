@@ -17,12 +17,13 @@ var PassEnv = []string{"LANG", "LC_ALL", "LC_CTYPE", "TZ", "GOFLAGS", "GOPROXY",
 // BaseEnv returns the allow-listed environment for commands: PATH (the
 // host's PATH, else DefaultPath), HOME=home, TMPDIR (Local only; empty
 // tmp omits it), TERM=dumb, GOTOOLCHAIN=local (never download a toolchain),
+// PYTHONDONTWRITEBYTECODE=1 (no __pycache__ folders left in the workspace),
 // the PassEnv variables, and extra entries last (a later key wins).
 func BaseEnv(path, home, tmp string, extra ...string) []string {
 	if path == "" {
 		path = DefaultPath
 	}
-	env := []string{"PATH=" + path, "HOME=" + home, "TERM=dumb", "GOTOOLCHAIN=local"}
+	env := []string{"PATH=" + path, "HOME=" + home, "TERM=dumb", "GOTOOLCHAIN=local", "PYTHONDONTWRITEBYTECODE=1"}
 	if tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}

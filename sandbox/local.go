@@ -24,9 +24,10 @@ const pipeGrace = time.Second
 //
 // A command's environment is exactly: PATH (the host's), HOME (a private
 // temporary folder removed by Close), TMPDIR (a folder inside it), TERM=dumb,
-// GOTOOLCHAIN=local, GOPATH, GOMODCACHE, GOCACHE and GOROOT (the host's Go
-// caches, so builds work offline), the host's LANG, LC_ALL, LC_CTYPE, TZ and
-// Go proxy settings when set (see PassEnv), then Command.Env.
+// GOTOOLCHAIN=local, PYTHONDONTWRITEBYTECODE=1, GOPATH, GOMODCACHE, GOCACHE
+// and GOROOT (the host's Go caches, so builds work offline), the host's LANG,
+// LC_ALL, LC_CTYPE, TZ and Go proxy settings when set (see PassEnv), then
+// Command.Env.
 type Local struct {
 	dir    string // absolute, symlinks resolved
 	limits Limits

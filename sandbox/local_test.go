@@ -44,6 +44,7 @@ func TestLocalExec(t *testing.T) {
 		{"dir", Command{Argv: []string{"pwd"}, Dir: "sub"}, 0, filepath.Join(ws, "sub") + "\n", ""},
 		{"env added", Command{Argv: []string{"sh", "-c", "echo $FOO"}, Env: []string{"FOO=bar"}}, 0, "bar\n", ""},
 		{"toolchain pinned", Command{Argv: []string{"sh", "-c", "echo $GOTOOLCHAIN"}}, 0, "local\n", ""},
+		{"no python bytecode", Command{Argv: []string{"sh", "-c", "echo $PYTHONDONTWRITEBYTECODE"}}, 0, "1\n", ""},
 		{"not found", Command{Argv: []string{"no-such-program-trio"}}, 127, "", "trio: cannot run no-such-program-trio"},
 		{"missing dir", Command{Argv: []string{"true"}, Dir: "nope"}, 127, "", "trio: cannot run true: working directory nope"},
 		{"dir is a file", Command{Argv: []string{"true"}, Dir: "file"}, 126, "", "trio: cannot run true: working directory file"},
@@ -66,6 +67,25 @@ func TestLocalExec(t *testing.T) {
 				t.Errorf("stderr %q, want prefix %q", res.Stderr, tt.wantStderr)
 			}
 		})
+	}
+}
+
+// A Python import leaves no __pycache__ stray in the workspace.
+func TestLocalPythonLeavesNoBytecode(t *testing.T) {
+	t.Parallel()
+	if _, err := lookPath("python3", DefaultPath); err != nil {
+		t.Skip("python3 not installed")
+	}
+	l, ws := newLocal(t, Limits{Timeout: time.Minute})
+	if err := os.WriteFile(filepath.Join(ws, "mod.py"), []byte("X = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Exec(context.Background(), Command{Argv: []string{"python3", "-c", "import mod; print(mod.X)"}})
+	if err != nil || res.ExitCode != 0 || res.Stdout != "42\n" {
+		t.Fatalf("python3: %v %+v", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "__pycache__")); !os.IsNotExist(err) {
+		t.Errorf("__pycache__ left in the workspace: %v", err)
 	}
 }
 

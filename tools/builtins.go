@@ -18,12 +18,14 @@ func description(name string) string {
 }
 
 // Builtins returns the built-in tools working in ws: read_file, write_file,
-// edit_file, list_files, search_files, run_command and run_tests.
+// edit_file, delete_file, list_files, search_files, run_command and
+// run_tests.
 func Builtins(ws *Workspace) []Tool {
 	return []Tool{
 		ReadFile(ws),
 		WriteFile(ws),
 		EditFile(ws),
+		DeleteFile(ws),
 		ListFiles(ws),
 		SearchFiles(ws),
 		RunCommand(ws),

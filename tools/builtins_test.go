@@ -84,7 +84,7 @@ func TestBuiltinsDescribed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{tools.EditFileName, tools.ListFilesName, tools.ReadFileName, tools.RunCommandName,
+	want := []string{tools.DeleteFileName, tools.EditFileName, tools.ListFilesName, tools.ReadFileName, tools.RunCommandName,
 		tools.RunTestsName, tools.SearchFilesName, tools.WriteFileName}
 	if got := reg.Names(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Names = %v, want %v", got, want)
@@ -123,6 +123,9 @@ func TestPathsConfined(t *testing.T) {
 		{tools.WriteFileName, obj{"path": "../new.txt", "content": "x"}, "leads outside the workspace"},
 		{tools.EditFileName, obj{"path": "link.txt", "old_text": "s3cret", "new_text": "x"}, "refused"},
 		{tools.ListFilesName, obj{"path": "linkdir"}, "refused"},
+		{tools.DeleteFileName, obj{"path": "linkdir/secret.txt"}, "refused: the path leads outside the workspace"},
+		{tools.DeleteFileName, obj{"path": "../secret.txt"}, "leads outside the workspace"},
+		{tools.DeleteFileName, obj{"path": filepath.Join(outside, "secret.txt")}, "is outside the workspace"},
 		{tools.SearchFilesName, obj{"pattern": "s3cret", "path": "linkdir"}, "refused"},
 		{tools.RunCommandName, obj{"command": "ls", "dir": "../"}, "leads outside the workspace"},
 		{tools.RunCommandName, obj{"command": "ls", "dir": "linkdir"}, "refused: the path leads outside the workspace"},

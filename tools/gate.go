@@ -191,7 +191,7 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	}
 
 	start := time.Now()
-	res, err := inv.Run(withHidden(ctx, g.hidden))
+	res, err := inv.Run(withWriteCheck(withHidden(ctx, g.hidden), g.writeCheck))
 	rec.Duration = time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("tool call %s (%s): %w", c.Name, c.ID, err)
@@ -218,6 +218,20 @@ type hiddenKey struct{}
 // withHidden passes the gate's filter to the tool it runs.
 func withHidden(ctx context.Context, hide func(rel string) bool) context.Context {
 	return context.WithValue(ctx, hiddenKey{}, hide)
+}
+
+// writeCheck is the policy's decision on writing rel: delete_file with
+// recursive asks it about every entry of the tree it would remove, since
+// the gate judged only the tree's top.
+func (g *Gate) writeCheck(rel string) policy.Decision {
+	return g.policy.CheckPath(rel, policy.Write)
+}
+
+type writeCheckKey struct{}
+
+// withWriteCheck passes the gate's write check to the tool it runs.
+func withWriteCheck(ctx context.Context, check func(rel string) policy.Decision) context.Context {
+	return context.WithValue(ctx, writeCheckKey{}, check)
 }
 
 // judge asks the policy about the tool and each of its effects.

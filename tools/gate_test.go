@@ -148,7 +148,7 @@ func TestGate(t *testing.T) {
 		{name: "deny tool", call: call("forbidden", `{}`),
 			want: want{denied: true, outcome: tools.OutcomeDenied, rule: "tools.deny"}},
 		{name: "unknown tool", call: call("nope", `{}`),
-			want: want{output: "unknown tool \"nope\"; the tools you can call are: danger, edit_file", outcome: tools.OutcomeInvalid, rule: tools.RuleUnknownTool}},
+			want: want{output: "unknown tool \"nope\"; the tools you can call are: danger, delete_file, edit_file", outcome: tools.OutcomeInvalid, rule: tools.RuleUnknownTool}},
 		{name: "invalid arguments", call: call("read_file", `{"path":3}`),
 			want: want{output: `read_file: argument "path": expected string, got integer`, outcome: tools.OutcomeInvalid, rule: tools.RuleInvalidArguments}},
 		{name: "ask yes", conf: &confirmer{answer: policy.AnswerYes}, call: call("run_command", `{"command":"touch new.txt"}`),

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trioagent/trio/tools/testreport"
 )
 
 // Bounds of the text a model receives for one call (see Result.ForModel).
@@ -27,6 +29,8 @@ type resultJSON struct {
 	DurationMS int64  `json:"duration_ms"`
 	Truncated  bool   `json:"truncated,omitempty"`
 	Denied     bool   `json:"denied,omitempty"`
+	// Tests keeps run_tests' report across checkpoints and traces.
+	Tests *testreport.Report `json:"tests,omitempty"`
 }
 
 // MarshalJSON writes the result with its duration as integer milliseconds
@@ -35,7 +39,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(resultJSON{
 		OK: r.OK, Output: r.Output, Stdout: r.Stdout, Stderr: r.Stderr,
 		ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(),
-		Truncated: r.Truncated, Denied: r.Denied,
+		Truncated: r.Truncated, Denied: r.Denied, Tests: r.Tests,
 	})
 }
 
@@ -48,7 +52,7 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	*r = Result{
 		OK: w.OK, Output: w.Output, Stdout: w.Stdout, Stderr: w.Stderr,
 		ExitCode: w.ExitCode, Duration: time.Duration(w.DurationMS) * time.Millisecond,
-		Truncated: w.Truncated, Denied: w.Denied,
+		Truncated: w.Truncated, Denied: w.Denied, Tests: w.Tests,
 	}
 	return nil
 }

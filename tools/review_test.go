@@ -124,6 +124,8 @@ func TestSymlinkSwappedAfterCheck(t *testing.T) {
 		{tools.EditFileName, `{"path":"a.txt","old_text":"S","new_text":"x"}`, "a.txt", ".env"},
 		{tools.WriteFileName, `{"path":"d/a.txt","content":"x"}`, "d", "vendor"},
 		{tools.EditFileName, `{"path":"d/a.txt","old_text":"p","new_text":"x"}`, "d", "vendor"},
+		{tools.DeleteFileName, `{"path":"d/a.txt"}`, "d", "vendor"},
+		{tools.DeleteFileName, `{"path":"d/a.txt"}`, "d", "secret"},
 	} {
 		ws := newWorkspace(t, map[string]string{"a.txt": "plain\n", "d/a.txt": "plain\n", ".env": "SECRET\n",
 			"secret/a.txt": "SECRET\n", "vendor/a.txt": "package\n"})

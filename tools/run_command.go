@@ -83,6 +83,9 @@ func (ws *Workspace) exec(ctx context.Context, cmd policy.Command, dir string, t
 		}
 	}
 	sr, err := ws.run(ctx, argv(cmd), dir, timeout)
+	if r, ok := commandProblem(err, dir); ok {
+		return r, nil
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -111,6 +114,21 @@ func (ws *Workspace) run(ctx context.Context, argv []string, dir string, timeout
 		return sandbox.Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	return sr, nil
+}
+
+// commandProblem turns a sandbox's refusal of the command itself (a
+// working folder that leads out of the workspace, an empty program name)
+// into a result the model can act on: the sandbox works, the call was wrong.
+func commandProblem(err error, dir string) (Result, bool) {
+	switch {
+	case err == nil:
+		return Result{}, false
+	case errors.Is(err, sandbox.ErrOutsideWorkspace):
+		return errorResult("dir: %q leads outside the workspace (through a symlink or ..); name a folder inside the workspace", dir), true
+	case errors.Is(err, sandbox.ErrEmptyCommand):
+		return errorResult("command: the program name is empty; start the command with the program to run"), true
+	}
+	return Result{}, false
 }
 
 // timeout is the command timeout: what was asked, never more than the limit.

@@ -60,6 +60,9 @@ func RunTests(ws *Workspace) Tool {
 
 func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, error) {
 	sr, err := ws.run(ctx, argv(p.cmd), "", 0)
+	if r, ok := commandProblem(err, "."); ok {
+		return r, nil
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -78,6 +81,7 @@ func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, er
 		Duration:  sr.Duration,
 		Stderr:    sr.Stderr,
 		Truncated: sr.Truncated(),
+		Tests:     &rep,
 	}
 	if !p.addedJSON && !strings.Contains(sr.Stdout, `"Action":"`) {
 		res.Stdout = sr.Stdout // plain output reads well; JSON events do not

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trioagent/trio/tools"
+	"github.com/trioagent/trio/tools/testreport"
 )
 
 const calcGo = "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
@@ -48,11 +49,48 @@ func TestRunTestsGo(t *testing.T) {
 	if res.Stdout != "" {
 		t.Errorf("raw -json stdout passed to the model: %d bytes", len(res.Stdout))
 	}
+	// Programs read the same report from Result.Tests; it survives a
+	// checkpoint and stays out of what the model reads.
+	if res.Tests == nil || res.Tests.Passed != 1 || res.Tests.Failed != 1 || len(res.Tests.Failures) != 1 ||
+		res.Tests.Failures[0] != (testreport.Failure{Name: f.Name, File: f.File, Line: f.Line, Message: f.Message, Kind: res.Tests.Failures[0].Kind}) {
+		t.Errorf("Result.Tests = %+v, want the report in Output", res.Tests)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back tools.Result
+	if err := json.Unmarshal(b, &back); err != nil || back.Tests == nil {
+		t.Errorf("round trip: %v %+v", err, back.Tests)
+	} else if got, want := mustJSON(t, *back.Tests), mustJSON(t, *res.Tests); got != want {
+		t.Errorf("round trip: %s, want %s", got, want)
+	}
+	if strings.Contains(res.ForModel(), `"tests":`) {
+		t.Errorf("the model reads the report twice: %s", res.ForModel())
+	}
 
 	// An explicit command that passes; -json is not added twice.
 	res, eff = run(t, ws, tools.RunTestsName, obj{"command": "go test -json -run TestAdd ."})
 	if !res.OK || eff[0].Command.Line != "go test -json -run TestAdd ." || !strings.Contains(res.Output, "1 passed, 0 failed") {
 		t.Errorf("passing run = %+v %+v", res, eff)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Other tools carry no report.
+func TestResultTestsOnlyFromRunTests(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, nil)
+	if res, _ := run(t, ws, tools.RunCommandName, obj{"command": "echo ok"}); !res.OK || res.Tests != nil {
+		t.Errorf("run_command: %+v", res)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/tools/testreport"
 )
 
 // Tool is one capability offered to a model. Build typed tools with New;
@@ -71,4 +72,8 @@ type Result struct {
 	Truncated bool          `json:"truncated,omitempty"`
 	// Denied is set when the gate refused the call; Output says why.
 	Denied bool `json:"denied,omitempty"`
+	// Tests is the structured report of a run_tests call that ran (nil for
+	// other tools). The model reads the same report in Output (ForModel
+	// leaves this field out); programs such as the Critic read it here.
+	Tests *testreport.Report `json:"tests,omitempty"`
 }

@@ -80,6 +80,18 @@ func (ws *Workspace) visible(ctx context.Context, rel string) bool {
 // that climbs out with ".." is refused. The error names field. This is the
 // path the policy judges; Root still refuses symlinks that lead out.
 func (ws *Workspace) Rel(field, p string) (string, error) {
+	clean, err := ws.cleanRel(field, p)
+	if err != nil {
+		return "", err
+	}
+	if real, ok := ws.resolve(clean); ok {
+		clean = real
+	}
+	return clean, nil
+}
+
+// cleanRel is Rel without following symlinks.
+func (ws *Workspace) cleanRel(field, p string) (string, error) {
 	p = strings.TrimSpace(p)
 	if p == "" {
 		return ".", nil
@@ -97,9 +109,6 @@ func (ws *Workspace) Rel(field, p string) (string, error) {
 	clean := path.Clean(filepath.ToSlash(p))
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", argErr(field, "%q leads outside the workspace; use a path relative to the workspace root", p)
-	}
-	if real, ok := ws.resolve(clean); ok {
-		clean = real
 	}
 	return clean, nil
 }

@@ -310,7 +310,7 @@ func TestToolsJSON(t *testing.T) {
 		role string
 		want []string
 	}{
-		{"", []string{"edit_file", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
+		{"", []string{"delete_file", "edit_file", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
 		{"planner", []string{"list_files", "read_file", "search_files"}},
 		{"critic", []string{"list_files", "read_file", "run_command", "run_tests"}},
 	} {

@@ -50,6 +50,10 @@ type Sandbox struct {
 	execs     atomic.Int64
 	ooms      atomic.Uint64 // OOM kills seen after the last command
 
+	// ownerUID and ownerGID own the workspace folder at New; with adopt,
+	// Close gives them back what uid owns then.
+	ownerUID, ownerGID uint32
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -164,7 +168,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 // they fail fast.
 func containerEnv(cfg Config) []string {
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
-		"GOTELEMETRY=off", "PYTHONDONTWRITEBYTECODE=1"}
+		"GOTELEMETRY=off"}
 	if cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+ModCacheDir)
 	}
@@ -185,7 +189,10 @@ func (s *Sandbox) Info() sandbox.Info {
 func (s *Sandbox) ID() string { return s.container.ID() }
 
 // Close kills and deletes the task and the container, and removes the run's
-// state folder. It is safe to call more than once.
+// state folder. When the sandbox adopted a root-owned workspace (see the
+// package documentation), every workspace entry then owned by the sandbox
+// user goes back to the workspace folder's owner. It is safe to call more
+// than once.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -210,6 +217,12 @@ func (s *Sandbox) teardown() error {
 	if s.stateDir != "" {
 		if err := os.RemoveAll(s.stateDir); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	// After the container is gone, so no command still writes there.
+	if s.adopt {
+		if err := giveBack(s.cfg.Workspace, int(s.uid), int(s.ownerUID), int(s.ownerGID)); err != nil {
+			errs = append(errs, fmt.Errorf("give the workspace back to uid %d: %w", s.ownerUID, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -240,7 +253,18 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 		cwd = path.Join(WorkspaceDir, filepath.ToSlash(cmd.Dir))
 	}
 	if s.adopt {
-		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid)); err != nil {
+		// Under mu, so that Close, once it has set closed, gives the
+		// workspace back after every adoption, never before one.
+		s.mu.Lock()
+		err := sandbox.ErrClosed
+		if !s.closed {
+			err = adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid))
+		}
+		s.mu.Unlock()
+		if errors.Is(err, sandbox.ErrClosed) {
+			return sandbox.Result{}, err
+		}
+		if err != nil {
 			return sandbox.Result{}, fmt.Errorf("containerd sandbox: workspace ownership: %w", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,6 +43,7 @@ func TestExecBasics(t *testing.T) {
 		{"no capabilities, no new privileges, seccomp", sandbox.Command{Argv: []string{"sh", "-c", "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status"}}, 0,
 			"CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n", ""},
 		{"go toolchain", sandbox.Command{Argv: []string{"go", "env", "GOROOT", "GOTOOLCHAIN"}}, 0, "/usr/local/go\nlocal\n", ""},
+		{"no python bytecode", sandbox.Command{Argv: []string{"sh", "-c", "echo $PYTHONDONTWRITEBYTECODE"}}, 0, "1\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -503,5 +506,93 @@ func TestNetworkWhenAllowed(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	if res := run(t, s, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)); res.ExitCode != 0 {
 		t.Errorf("with Limits.Network the host listener is unreachable: %+v", res)
+	}
+}
+
+// A root-owned workspace is lent to nobody while the run lasts; Close gives
+// back every entry nobody owns then, and nothing a symlink points to.
+func TestCloseGivesWorkspaceBack(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox adopts the workspace only when it belongs to root")
+	}
+	ws := t.TempDir()
+	for _, f := range []string{"host.txt", "d/inner.txt"} {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("host\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(ws, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "nobodys.txt")
+	if err := os.WriteFile(outside, []byte("n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(outside, NobodyID, NobodyID); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(p string) (int, int) {
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		return int(sys.Uid), int(sys.Gid)
+	}
+
+	s := newSandbox(t, Config{Workspace: ws})
+	res := run(t, s, "sh", "-c", "echo x > /workspace/made.txt && mkdir -p /workspace/new/deep && touch /workspace/new/deep/f && "+
+		"echo y >> /workspace/d/inner.txt && ln -s "+outside+" /workspace/link")
+	if res.ExitCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	for _, f := range []string{".", "host.txt", "made.txt", "new/deep/f", "link"} {
+		if uid, _ := owner(filepath.Join(ws, f)); uid != NobodyID {
+			t.Errorf("while open: %s belongs to uid %d, want nobody", f, uid)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if uid, gid := owner(p); uid != 0 || gid != 0 {
+			t.Errorf("after Close: %s belongs to %d:%d, want 0:0", p, uid, gid)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := os.ReadDir(ws); len(n) != 5 {
+		t.Errorf("workspace has %d entries, want 5 (host.txt d made.txt new link)", len(n))
+	}
+	if uid, gid := owner(outside); uid != NobodyID || gid != NobodyID {
+		t.Errorf("the file a symlink points to now belongs to %d:%d", uid, gid)
+	}
+}
+
+// Python leaves no __pycache__ stray in the workspace.
+func TestPythonLeavesNoBytecode(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed on the host toolchain")
+	}
+	s := newSandbox(t, Config{})
+	if err := os.WriteFile(filepath.Join(s.cfg.Workspace, "mod.py"), []byte("X = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, s, "python3", "-c", "import mod; print(mod.X)"); res.ExitCode != 0 || res.Stdout != "42\n" {
+		t.Fatalf("python3: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(s.cfg.Workspace, "__pycache__")); !os.IsNotExist(err) {
+		t.Errorf("__pycache__ left in the workspace: %v", err)
 	}
 }

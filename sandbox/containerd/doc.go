@@ -39,9 +39,11 @@
 // root: nothing on the host changes. When the workspace belongs to root
 // (Trio running as root), commands run as nobody (65534), and before each
 // command the sandbox gives nobody:nogroup every workspace entry that is
-// not already theirs (root on the host keeps full access). Runc 1.1 has no
-// idmapped mounts, and ACL masks follow the creating process's mode, so
-// neither lets a fixed uid write files the host creates later.
+// not already theirs (root on the host keeps full access); Close gives every
+// entry nobody then owns (adopted or created by a command) back to the
+// workspace folder's owner. Runc 1.1 has no idmapped mounts, and ACL masks
+// follow the creating process's mode, so neither lets a fixed uid write
+// files the host creates later.
 //
 // # Limits
 //

@@ -29,8 +29,36 @@ func (s *Sandbox) pickUser() error {
 		}
 		return nil
 	}
+	if ok {
+		s.ownerUID, s.ownerGID = sys.Uid, sys.Gid
+	}
 	s.uid, s.gid, s.adopt = NobodyID, NobodyID, true
 	return adoptTree(s.cfg.Workspace, NobodyID, NobodyID)
+}
+
+// giveBack hands every entry under root owned by uid (what adoptTree gave
+// the sandbox user and what its commands created) to toUID:toGID, without
+// following symlinks, so the user finds their files as theirs after the run.
+func giveBack(root string, uid, toUID, toGID int) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+			return nil
+		}
+		if err := os.Lchown(p, toUID, toGID); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	})
 }
 
 // adoptTree gives uid:gid every entry under root that is not already
