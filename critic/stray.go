@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // cacheDirs are folders tools leave behind; they are stray as a whole.
@@ -131,46 +133,21 @@ func exists(fsys fs.FS, p string) bool {
 }
 
 // globMatch reports whether the slash-separated relative path name matches
-// pattern: "**" as a whole segment matches any number of segments, other
-// segments follow path.Match; a pattern without a slash matches the base
-// name at any depth. A malformed pattern matches nothing.
+// pattern (doublestar's grammar: "**" as a whole segment matches any number
+// of segments); a pattern without a slash matches the base name at any
+// depth, and a trailing slash is ignored. A malformed pattern matches
+// nothing.
 func globMatch(pattern, name string) bool {
-	pattern = strings.TrimPrefix(pattern, "./")
+	pattern = strings.TrimSuffix(strings.TrimPrefix(pattern, "./"), "/")
 	if pattern == "" {
 		return false
 	}
-	if !strings.Contains(strings.TrimSuffix(pattern, "/"), "/") && pattern != "**" {
-		ok, _ := path.Match(strings.TrimSuffix(pattern, "/"), path.Base(name))
-		return ok
+	name = strings.TrimSuffix(name, "/")
+	if !strings.Contains(pattern, "/") && pattern != "**" {
+		name = path.Base(name)
 	}
-	return matchSegs(strings.Split(strings.TrimSuffix(pattern, "/"), "/"), strings.Split(strings.TrimSuffix(name, "/"), "/"))
-}
-
-func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for len(pat) > 0 && pat[0] == "**" {
-				pat = pat[1:]
-			}
-			if len(pat) == 0 {
-				return true
-			}
-			for i := range len(name) + 1 {
-				if matchSegs(pat, name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
+	ok, _ := doublestar.Match(pattern, name)
+	return ok
 }
 
 // ListFiles returns the workspace-relative paths of the regular files in
