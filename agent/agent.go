@@ -105,10 +105,7 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		return nil, err
 	}
 	if st.Phase == phaseDone {
-		rep, lerr := LoadReport(runDir)
-		if lerr != nil {
-			return nil, fmt.Errorf("resume %s: %w (reason %s)", runDir, ErrRunFinished, st.Reason)
-		}
+		rep, _ := LoadReport(runDir) // nil when report.json is missing
 		return rep, fmt.Errorf("resume %s: %w (reason %s)", runDir, ErrRunFinished, st.Reason)
 	}
 	a, err := New(model, reg, append(opts, WithRunsDir(filepath.Dir(filepath.Clean(runDir))))...)

@@ -36,8 +36,8 @@ type noopArgs struct {
 
 // BenchmarkWorkerTurn measures the loop's own cost per Worker turn: window,
 // gate, write-ahead record (fsynced), trace and checkpoint (fsynced), with a
-// zero-latency model and a no-op tool. Run with -benchtime=200x: the
-// checkpoint holds the whole history, so the cost grows with the turn count.
+// zero-latency model and a no-op tool. Run with -benchtime=200x: with
+// summaries off, the window's view (and so the cost) grows with the turns.
 func BenchmarkWorkerTurn(b *testing.B) {
 	reg, err := tools.NewRegistry(tools.New[noopArgs]("noop", "Does nothing.", func(context.Context, noopArgs) (tools.Result, error) {
 		return tools.Result{OK: true, Output: "ok"}, nil

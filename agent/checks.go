@@ -71,7 +71,9 @@ func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
 	if suspect != nil {
 		return r.setPhase(phaseCheck)
 	}
-	r.pinWorker()
+	if err := r.pinWorker(); err != nil {
+		return err
+	}
 	return r.setPhase(phaseBuild)
 }
 
@@ -102,8 +104,7 @@ func (r *run) check(ctx context.Context) error {
 		st.Phase = phaseDone
 		return r.checkpoint()
 	}
-	st.FailingOutput = failingOutput(f)
-	r.win.setFailing(st.FailingOutput)
+	r.win.SetFailing(failingOutput(f))
 	prevFP := st.Fingerprints
 	st.Fingerprints = append(st.Fingerprints, fp)
 	st.WorkspaceHashes = append(st.WorkspaceHashes, workspaceHash(st.Workspace))

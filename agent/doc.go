@@ -26,6 +26,12 @@
 // Resume continues a run from its checkpoint: a tool call whose "end" is in
 // calls.jsonl is never executed again (its recorded result is reused), so a
 // run killed at any point re-runs at most the one call that was in flight.
+// The Worker's window is restored with its summary, masking and tracked
+// errors, so a resumed run does not summarize again what it already folded.
+//
+// Token usage is counted per role from the endpoint's replies; a reply that
+// reports none is counted with the window's tokenizer (marked estimated in
+// the trace and the report), so the token budget holds either way.
 //
 // Budgets (WithBudgets) bound the Worker's turns per step and in all, the
 // repair rounds, the tokens of every role and the wall time; loop guards stop

@@ -23,6 +23,9 @@ type fakeModel struct {
 	pos     map[string]int
 	// requests records every request's role, for assertions.
 	requests []llm.Request
+	// noUsage makes replies report no token usage, like endpoints that
+	// omit it; otherwise a reply without usage reports 100 + 10 tokens.
+	noUsage bool
 }
 
 func newFake() *fakeModel {
@@ -47,7 +50,7 @@ func (m *fakeModel) Complete(ctx context.Context, req llm.Request) (llm.Response
 	}
 	m.pos[req.Agent] = i + 1
 	r := m.replies[req.Agent][i]
-	if r.Usage == (llm.Usage{}) {
+	if r.Usage == (llm.Usage{}) && !m.noUsage {
 		r.Usage = llm.Usage{PromptTokens: 100, CompletionTokens: 10}
 	}
 	return r, nil
@@ -198,4 +201,17 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// requestsOf returns the requests a role made.
+func (m *fakeModel) requestsOf(role string) []llm.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []llm.Request
+	for _, r := range m.requests {
+		if r.Agent == role {
+			out = append(out, r)
+		}
+	}
+	return out
 }

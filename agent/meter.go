@@ -5,17 +5,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/sandbox"
 )
 
 // RoleUsage is one role's model calls and tokens.
 type RoleUsage struct {
-	Calls            int           `json:"calls"`
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	Errors           int           `json:"errors,omitempty"`
-	Duration         time.Duration `json:"duration_ns"`
+	Calls            int `json:"calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	Errors           int `json:"errors,omitempty"`
+	// Estimated counts the calls whose reply reported no token usage: their
+	// tokens were counted here (prompt: messages, tool definitions and
+	// output schema; completion: the reply), so budgets still hold.
+	Estimated int           `json:"estimated,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
 }
 
 // meteredModel counts every model call of every role (the Planner's, the
@@ -30,24 +36,48 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	m.r.trace(TraceEntry{Kind: "model_request", Role: req.Agent, Messages: len(req.Messages), ToolsOffered: len(req.Tools), Structured: req.Output != nil, Last: lastMessage(req.Messages)})
 	resp, err := m.inner.Complete(ctx, req)
 	d := time.Since(start)
-	tot := m.r.addUsage(req.Agent, resp.Usage, d, err)
+	usage, estimated := resp.Usage, false
+	if err == nil && usage == (llm.Usage{}) {
+		usage, estimated = m.r.estimateUsage(req, resp.Message), true
+	}
+	tot := m.r.addUsage(req.Agent, usage, estimated, d, err)
 	if err != nil && ctx.Err() == nil {
 		m.r.lastModelErr = err
 	}
 	msg := resp.Message
-	te := TraceEntry{Kind: "model_reply", Role: req.Agent, Reply: &msg, Usage: &resp.Usage, FinishReason: resp.FinishReason, Duration: d}
+	te := TraceEntry{Kind: "model_reply", Role: req.Agent, Reply: &msg, Usage: &usage, UsageEstimated: estimated, FinishReason: resp.FinishReason, Duration: d}
 	if err != nil {
 		te.Error = err.Error()
 		te.Reply = nil
 	}
 	m.r.trace(te)
 	ev := Event{Kind: EventModelCall, Role: req.Agent, Duration: d, Step: m.r.stepOf(req.Agent), Repair: m.r.repairOf(req.Agent),
-		Tokens: Tokens{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, TotalPrompt: tot.PromptTokens, TotalCompletion: tot.CompletionTokens}}
+		Tokens: Tokens{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, TotalPrompt: tot.PromptTokens, TotalCompletion: tot.CompletionTokens}}
 	if err != nil {
 		ev.Message = err.Error()
 	}
 	m.r.emit(ev)
 	return resp, err
+}
+
+// estimateUsage counts a call's tokens when the endpoint reported none.
+// The response is returned to the caller unchanged, so the window is never
+// calibrated against its own estimate.
+func (r *run) estimateUsage(req llm.Request, reply llm.Message) llm.Usage {
+	prompt := r.counter.CountMessages(req.Messages) + r.toolsTokens(req.Tools)
+	if req.Output != nil {
+		prompt += r.counter.Count(string(req.Output.Schema))
+	}
+	return llm.Usage{PromptTokens: prompt, CompletionTokens: r.counter.CountMessage(reply)}
+}
+
+// toolsTokens counts tool definitions; the Worker's, sent on every turn,
+// were counted once in planReady.
+func (r *run) toolsTokens(defs []openai.ChatCompletionToolUnionParam) int {
+	if len(defs) > 0 && len(defs) == len(r.workerDefs) && &defs[0] == &r.workerDefs[0] {
+		return r.workerToolsTok
+	}
+	return r.counter.CountTools(defs)
 }
 
 // lastMessage is the newest message of a request, for the trace (the full
@@ -65,7 +95,6 @@ type timedSandbox struct {
 	sandbox.Sandbox
 	mu    sync.Mutex
 	total time.Duration
-	execs int
 }
 
 func (s *timedSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
@@ -73,7 +102,6 @@ func (s *timedSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.R
 	res, err := s.Sandbox.Exec(ctx, cmd)
 	s.mu.Lock()
 	s.total += time.Since(start)
-	s.execs++
 	s.mu.Unlock()
 	return res, err
 }

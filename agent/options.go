@@ -80,18 +80,19 @@ func (b Budgets) withDefaults() Budgets {
 type Option func(*config) error
 
 type config struct {
-	workspace  string
-	runsDir    string
-	runID      string
-	policy     *policy.Policy
-	sandbox    sandbox.Sandbox
-	confirmer  policy.Confirmer
-	observers  []func(Event)
-	roleTools  map[string][]string
-	prompts    map[string]string
-	budgets    Budgets
-	window     *summarizer.Config
-	hasBudgets bool
+	workspace string
+	runsDir   string
+	runID     string
+	policy    *policy.Policy
+	sandbox   sandbox.Sandbox
+	confirmer policy.Confirmer
+	observers []func(Event)
+	roleTools map[string][]string
+	prompts   map[string]string
+	budgets   Budgets
+	window    *summarizer.Config
+	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
+	repairTmpl *template.Template
 }
 
 // WithWorkspace sets the folder the project is built in (created if
@@ -216,9 +217,11 @@ func WithPrompt(role, text string) Option {
 			return fmt.Errorf("agent: WithPrompt(%s): empty prompt", role)
 		}
 		if role == "worker_repair" {
-			if _, err := template.New(role).Funcs(funcs).Parse(text); err != nil {
+			t, err := template.New(role).Funcs(funcs).Parse(text)
+			if err != nil {
 				return fmt.Errorf("agent: WithPrompt(%s): %w", role, err)
 			}
+			c.repairTmpl = t
 		}
 		if c.prompts == nil {
 			c.prompts = map[string]string{}
@@ -235,7 +238,6 @@ func WithBudgets(b Budgets) Option {
 			return fmt.Errorf("agent: WithBudgets: negative budget in %+v", b)
 		}
 		c.budgets = b
-		c.hasBudgets = true
 		return nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/planner"
@@ -148,6 +149,7 @@ func (r *Report) Markdown() string {
 	row("tool time", m.ToolTime.Round(time.Millisecond))
 	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
 	b.WriteString("\n### Per role\n\n| role | calls | prompt tokens | completion tokens | time |\n| --- | --- | --- | --- | --- |\n")
+	estimated := 0
 	roles := make([]string, 0, len(m.Roles))
 	for k := range m.Roles {
 		roles = append(roles, k)
@@ -156,6 +158,10 @@ func (r *Report) Markdown() string {
 	for _, k := range roles {
 		u := m.Roles[k]
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s |\n", k, u.Calls, u.PromptTokens, u.CompletionTokens, u.Duration.Round(time.Millisecond))
+		estimated += u.Estimated
+	}
+	if estimated > 0 {
+		fmt.Fprintf(&b, "\n%d call(s) reported no token usage; their tokens were estimated with the tokenizer.\n", estimated)
 	}
 	if len(r.Analyses) > 0 {
 		b.WriteString("\n## Repair analyses\n\n")
@@ -177,10 +183,15 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
+// oneLine folds s onto one line of at most max bytes (plus "…"), cut at a
+// rune boundary.
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
+	if len(s) <= max {
+		return s
 	}
-	return s
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
 }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"text/template"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -19,6 +19,7 @@ import (
 	"github.com/trioagent/trio/planner"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/summarizer"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -48,7 +49,14 @@ type run struct {
 	workerView tools.View
 	workerDefs []openai.ChatCompletionToolUnionParam // workerView's, built once
 	critic     *critic.Critic
-	win        *window
+	// win is the Worker's token-budgeted history; it exists once the plan
+	// does, and every Worker message goes through it (appendHistory).
+	win *summarizer.Window
+	// counter counts tokens for the window and for calls whose usage the
+	// endpoint did not report; workerToolsTok is the Worker's tool
+	// definitions counted once.
+	counter        *summarizer.Counter
+	workerToolsTok int
 
 	wal      *wal
 	histOut  *jsonl
@@ -57,7 +65,6 @@ type run struct {
 
 	mu      sync.Mutex // guards usage and counters updated from observers
 	session time.Time
-	ckErr   error
 	histErr error // a failed history append; the next checkpoint fails
 	// lastModelErr is the latest failed model call, to tell a Critic
 	// failure caused by the model from one caused by the sandbox.
@@ -87,11 +94,15 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime}
 	defer r.close()
 	r.model = meteredModel{inner: a.model, r: r}
+	var err error
+	if r.counter, err = r.newCounter(); err != nil {
+		return nil, err
+	}
 	if resumed {
 		// Before anything checkpoints: the checkpoint saves the cursor.
 		if cm, ok := a.model.(cursorModel); ok && st.Cursor != nil {
 			if err := cm.Seek(st.Cursor); err != nil {
-				return nil, fmt.Errorf("agent: resume: restore the model's position: %w", err)
+				return nil, fmt.Errorf("agent: resume %s: restore the model's script position %v: %w", dir, st.Cursor, err)
 			}
 		}
 	}
@@ -114,7 +125,7 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 	runCtx, cancel := context.WithTimeout(ctx, max(left, time.Millisecond))
 	defer cancel()
 
-	err := r.loop(runCtx)
+	err = r.loop(runCtx)
 	reason, detail := r.classify(ctx, runCtx, err)
 	return r.finish(reason, detail)
 }
@@ -249,17 +260,14 @@ func (r *run) planReady() error {
 	}
 	r.workerView = v
 	r.workerDefs = v.Definitions()
+	r.workerToolsTok = r.counter.CountTools(r.workerDefs)
 	cv, err := r.reg.View(r.roleNames(RoleCritic)...)
 	if err != nil {
 		return fmt.Errorf("agent: critic tools: %w", err)
 	}
 	r.critic = r.newCritic(cv)
-	win, err := r.newWindow()
-	if err != nil {
-		return err
-	}
-	r.win = win
-	return nil
+	r.win, err = r.newWindow()
+	return err
 }
 
 // checkpoint writes state.json atomically.
@@ -276,26 +284,38 @@ func (r *run) checkpointCursor(withCursor bool) error {
 		return fmt.Errorf("agent: checkpoint: history: %w", r.histErr)
 	}
 	if err := r.histOut.sync(); err != nil {
-		r.ckErr = err
 		return fmt.Errorf("agent: checkpoint: history: %w", err)
 	}
 	st.Updated = time.Now().UTC()
-	st.Elapsed = r.baseElapsed + time.Since(r.session)
-	if r.sb != nil {
-		st.SandboxTime = r.baseSandbox + r.sb.spent()
-	}
+	r.stampTimes()
 	if cm, ok := r.rawModel.(cursorModel); ok && withCursor {
 		st.Cursor = cm.Cursor()
+	}
+	if r.win != nil {
+		// The window's state and the history length are taken together,
+		// after the history is durable, so that they describe the same
+		// messages on resume.
+		st.HistoryLen = r.win.Len()
+		ws := r.win.State()
+		st.Window = &ws
 	}
 	b, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return fmt.Errorf("agent: encode checkpoint: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(r.dir, StateFile), b); err != nil {
-		r.ckErr = err
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	return nil
+}
+
+// stampTimes adds this session's wall and sandbox time to the earlier
+// sessions'.
+func (r *run) stampTimes() {
+	r.st.Elapsed = r.baseElapsed + time.Since(r.session)
+	if r.sb != nil {
+		r.st.SandboxTime = r.baseSandbox + r.sb.spent()
+	}
 }
 
 // setPhase records a phase change durably.
@@ -319,11 +339,14 @@ func (r *run) emit(ev Event) {
 	}
 }
 
-func (r *run) addUsage(role string, u llm.Usage, d time.Duration, err error) RoleUsage {
+func (r *run) addUsage(role string, u llm.Usage, estimated bool, d time.Duration, err error) RoleUsage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ru := r.st.Usage[role]
 	ru.Calls++
+	if estimated {
+		ru.Estimated++
+	}
 	ru.PromptTokens += u.PromptTokens
 	ru.CompletionTokens += u.CompletionTokens
 	ru.Duration += d
@@ -332,11 +355,19 @@ func (r *run) addUsage(role string, u llm.Usage, d time.Duration, err error) Rol
 	}
 	r.st.Usage[role] = ru
 	r.st.ModelTime += d
+	return totalUsage(r.st.Usage)
+}
+
+// totalUsage sums the usage of every role.
+func totalUsage(roles map[string]RoleUsage) RoleUsage {
 	var tot RoleUsage
-	for _, v := range r.st.Usage {
+	for _, v := range roles {
+		tot.Calls += v.Calls
 		tot.PromptTokens += v.PromptTokens
 		tot.CompletionTokens += v.CompletionTokens
-		tot.Calls += v.Calls
+		tot.Errors += v.Errors
+		tot.Estimated += v.Estimated
+		tot.Duration += v.Duration
 	}
 	return tot
 }
@@ -345,11 +376,8 @@ func (r *run) addUsage(role string, u llm.Usage, d time.Duration, err error) Rol
 func (r *run) totalTokens() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
-	for _, v := range r.st.Usage {
-		n += v.PromptTokens + v.CompletionTokens
-	}
-	return n
+	t := totalUsage(r.st.Usage)
+	return t.PromptTokens + t.CompletionTokens
 }
 
 // loop runs the phases from wherever the state is.
@@ -375,7 +403,7 @@ func (r *run) loop(ctx context.Context) error {
 		case phaseDone:
 			return nil
 		default:
-			return fmt.Errorf("agent: unknown phase %q in state", r.st.Phase)
+			return fmt.Errorf("agent: %s: unknown phase %q (written by another version?)", filepath.Join(r.dir, StateFile), r.st.Phase)
 		}
 		if err != nil {
 			return err
@@ -450,14 +478,14 @@ func (r *run) startSegment(prompt string) {
 	r.st.StepFinished = false
 }
 
+// appendHistory adds Worker messages to the window, history.jsonl (made
+// durable by the next checkpoint) and the trace.
 func (r *run) appendHistory(msgs ...llm.Message) {
-	r.st.History = append(r.st.History, msgs...)
-	r.win.append(msgs...)
+	r.win.Append(msgs...)
 	for i := range msgs {
 		if err := r.histOut.write(msgs[i], false); err != nil && r.histErr == nil {
 			r.histErr = err
 		}
-		r.st.HistoryLen++
 		r.trace(TraceEntry{Kind: "message", Role: RoleWorker, Message: &msgs[i]})
 	}
 }
@@ -465,8 +493,8 @@ func (r *run) appendHistory(msgs ...llm.Message) {
 func (r *run) repair(ctx context.Context) error {
 	if !r.st.SegmentStarted {
 		tmpl := repairTmpl
-		if p, ok := r.cfg.prompts["worker_repair"]; ok {
-			tmpl = template.Must(template.New("worker_repair").Funcs(funcs).Parse(p)) // parsed in WithPrompt
+		if r.cfg.repairTmpl != nil {
+			tmpl = r.cfg.repairTmpl
 		}
 		text, err := render(tmpl, map[string]any{
 			"Round": r.st.RepairRound, "MaxRounds": r.cfg.budgets.MaxRepairRounds,
@@ -497,8 +525,7 @@ func (r *run) finish(reason StopReason, detail string) (*Report, error) {
 	if !reason.Resumable() {
 		st.Phase = phaseDone
 	}
-	st.Elapsed = r.baseElapsed + time.Since(r.session)
-	st.SandboxTime = r.baseSandbox + r.sb.spent()
+	r.stampTimes()
 	rep := r.report()
 	r.trace(TraceEntry{Kind: "stop", Reason: reason, Detail: detail})
 	cerr := r.checkpointCursor(!reason.Resumable())
@@ -546,13 +573,12 @@ func (r *run) report() *Report {
 		m.StepsDone = min(st.Step, m.Steps)
 	}
 	m.WorkerTurns = st.TotalTurns
-	m.Roles = map[string]RoleUsage{}
-	for k, v := range st.Usage {
-		m.Roles[k] = v
-		m.ModelCalls += v.Calls
-		m.PromptTokens += v.PromptTokens
-		m.CompletionTokens += v.CompletionTokens
+	m.Roles = maps.Clone(st.Usage)
+	if m.Roles == nil {
+		m.Roles = map[string]RoleUsage{}
 	}
+	tot := totalUsage(st.Usage)
+	m.ModelCalls, m.PromptTokens, m.CompletionTokens = tot.Calls, tot.PromptTokens, tot.CompletionTokens
 	m.Counters = st.Counters
 	m.WallTime = st.Elapsed
 	m.ModelTime = st.ModelTime

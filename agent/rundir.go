@@ -67,7 +67,6 @@ type jsonl struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
-	err  error
 }
 
 func openJSONL(path string) (*jsonl, error) {
@@ -94,7 +93,6 @@ func (j *jsonl) write(v any, sync bool) error {
 		return fmt.Errorf("write %s: closed", j.path)
 	}
 	if _, err := j.f.Write(b); err != nil {
-		j.err = err
 		return fmt.Errorf("write %s: %w", j.path, err)
 	}
 	if sync {
@@ -144,15 +142,15 @@ type walEntry struct {
 	Time   time.Time       `json:"time"`
 }
 
-// wal is the write-ahead record of the Worker's tool calls.
+// wal is the write-ahead record of the Worker's tool calls. A call with a
+// "begin" and no "end" was in flight when the run stopped: it runs again.
 type wal struct {
-	out   *jsonl
-	done  map[string]tools.Result // key → recorded result
-	begun map[string]bool
+	out  *jsonl
+	done map[string]tools.Result // key → recorded result
 }
 
 func openWAL(path string) (*wal, error) {
-	w := &wal{done: map[string]tools.Result{}, begun: map[string]bool{}}
+	w := &wal{done: map[string]tools.Result{}}
 	if err := w.load(path); err != nil {
 		return nil, err
 	}
@@ -183,13 +181,8 @@ func (w *wal) load(path string) error {
 			if jerr := json.Unmarshal(b, &e); jerr != nil {
 				return fmt.Errorf("%s:%d: %w", path, line, jerr)
 			}
-			switch e.Phase {
-			case "begin":
-				w.begun[e.Key] = true
-			case "end":
-				if e.Result != nil {
-					w.done[e.Key] = *e.Result
-				}
+			if e.Phase == "end" && e.Result != nil {
+				w.done[e.Key] = *e.Result
 			}
 		}
 		if err == io.EOF {
@@ -202,7 +195,6 @@ func (w *wal) load(path string) error {
 }
 
 func (w *wal) begin(key string, c tools.Call) error {
-	w.begun[key] = true
 	return w.out.write(walEntry{Phase: "begin", Key: key, CallID: c.ID, Tool: c.Name, Args: validJSON(c.Arguments), Time: time.Now().UTC()}, true)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/summarizer"
 )
 
 // stateVersion is bumped when state.json changes incompatibly.
@@ -77,11 +78,17 @@ type state struct {
 	SegmentStarted bool `json:"segment_started"`
 	TotalTurns     int  `json:"total_turns"`
 	// History is the Worker's conversation after the pinned system prompt
-	// and goal/plan message. It lives in history.jsonl (appended, synced
-	// before each checkpoint) so that a checkpoint does not grow with the
-	// run; HistoryLen is how many of its lines the checkpoint covers.
+	// and goal/plan message, as loaded on resume; once the Worker's window
+	// exists, the window holds it and History is released. It lives in
+	// history.jsonl (appended, synced before each checkpoint) so that a
+	// checkpoint does not grow with the run; HistoryLen is how many of its
+	// lines the checkpoint covers (the window's length when it is written).
 	History    []llm.Message `json:"-"`
 	HistoryLen int           `json:"history_len"`
+	// Window is the Worker window's state beyond its messages (summary,
+	// masking, tracked errors, the failing output), restored on resume so
+	// that a resumed run does not summarize again.
+	Window *summarizer.State `json:"window,omitempty"`
 	// Pending is the Worker's last reply while its tool calls run;
 	// PendingDone of them have completed, PendingTurn keys them in calls.jsonl.
 	Pending     *llm.Message `json:"pending,omitempty"`
@@ -107,7 +114,6 @@ type state struct {
 	LastCall        string           `json:"last_call,omitempty"`
 	CallStreak      int              `json:"call_streak,omitempty"`
 	WrapUpSent      bool             `json:"wrap_up_sent,omitempty"`
-	FailingOutput   string           `json:"failing_output,omitempty"`
 
 	Usage    map[string]RoleUsage `json:"usage"`
 	Counters Counters             `json:"counters"`

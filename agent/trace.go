@@ -16,42 +16,46 @@ import (
 
 // TraceEntry is one line of trace.jsonl (for inspection tools; read the
 // file with ReadTrace). Kind says which fields are set:
-// model_request, model_reply, message, tool_call, tool_error, plan, suite,
+// model_request, model_reply (Usage, estimated when UsageEstimated),
+// message, tool_call, tool_error, plan, suite,
 // critic_verdict, phase, summary, masked, repair_analysis, malformed_reply,
 // step_budget, stop.
 type TraceEntry struct {
-	Time         time.Time         `json:"time"`
-	Kind         string            `json:"kind"`
-	Role         string            `json:"role,omitempty"`
-	Phase        string            `json:"phase,omitempty"`
-	Step         int               `json:"step,omitempty"`
-	Repair       int               `json:"repair,omitempty"`
-	Messages     int               `json:"messages,omitempty"`
-	ToolsOffered int               `json:"tools_offered,omitempty"`
-	Structured   bool              `json:"structured,omitempty"`
-	Last         *llm.Message      `json:"last,omitempty"`
-	Message      *llm.Message      `json:"message,omitempty"`
-	Reply        *llm.Message      `json:"reply,omitempty"`
-	Usage        *llm.Usage        `json:"usage,omitempty"`
-	FinishReason string            `json:"finish_reason,omitempty"`
-	Tool         string            `json:"tool,omitempty"`
-	CallID       string            `json:"call_id,omitempty"`
-	Key          string            `json:"key,omitempty"`
-	Args         json.RawMessage   `json:"args,omitempty"`
-	Result       *tools.Result     `json:"result,omitempty"`
-	Decision     string            `json:"decision,omitempty"`
-	Replayed     bool              `json:"replayed,omitempty"`
-	Plan         *planner.Plan     `json:"plan,omitempty"`
-	Suite        *critic.TestSuite `json:"suite,omitempty"`
-	SuiteVersion int               `json:"suite_version,omitempty"`
-	Findings     *critic.Findings  `json:"findings,omitempty"`
-	Fingerprint  string            `json:"fingerprint,omitempty"`
-	TokensBefore int               `json:"tokens_before,omitempty"`
-	TokensAfter  int               `json:"tokens_after,omitempty"`
-	Reason       StopReason        `json:"reason,omitempty"`
-	Detail       string            `json:"detail,omitempty"`
-	Error        string            `json:"error,omitempty"`
-	Duration     time.Duration     `json:"duration_ns,omitempty"`
+	Time         time.Time    `json:"time"`
+	Kind         string       `json:"kind"`
+	Role         string       `json:"role,omitempty"`
+	Phase        string       `json:"phase,omitempty"`
+	Step         int          `json:"step,omitempty"`
+	Repair       int          `json:"repair,omitempty"`
+	Messages     int          `json:"messages,omitempty"`
+	ToolsOffered int          `json:"tools_offered,omitempty"`
+	Structured   bool         `json:"structured,omitempty"`
+	Last         *llm.Message `json:"last,omitempty"`
+	Message      *llm.Message `json:"message,omitempty"`
+	Reply        *llm.Message `json:"reply,omitempty"`
+	Usage        *llm.Usage   `json:"usage,omitempty"`
+	// UsageEstimated marks a reply whose endpoint reported no usage: Usage
+	// was counted by the run's tokenizer.
+	UsageEstimated bool              `json:"usage_estimated,omitempty"`
+	FinishReason   string            `json:"finish_reason,omitempty"`
+	Tool           string            `json:"tool,omitempty"`
+	CallID         string            `json:"call_id,omitempty"`
+	Key            string            `json:"key,omitempty"`
+	Args           json.RawMessage   `json:"args,omitempty"`
+	Result         *tools.Result     `json:"result,omitempty"`
+	Decision       string            `json:"decision,omitempty"`
+	Replayed       bool              `json:"replayed,omitempty"`
+	Plan           *planner.Plan     `json:"plan,omitempty"`
+	Suite          *critic.TestSuite `json:"suite,omitempty"`
+	SuiteVersion   int               `json:"suite_version,omitempty"`
+	Findings       *critic.Findings  `json:"findings,omitempty"`
+	Fingerprint    string            `json:"fingerprint,omitempty"`
+	TokensBefore   int               `json:"tokens_before,omitempty"`
+	TokensAfter    int               `json:"tokens_after,omitempty"`
+	Reason         StopReason        `json:"reason,omitempty"`
+	Detail         string            `json:"detail,omitempty"`
+	Error          string            `json:"error,omitempty"`
+	Duration       time.Duration     `json:"duration_ns,omitempty"`
 }
 
 func (r *run) trace(e TraceEntry) {

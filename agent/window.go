@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
 
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/summarizer"
@@ -15,17 +12,9 @@ import (
 // not set one.
 const DefaultContextLimit = 128_000
 
-// window is the Worker's history as the model sees it: the summarizer's
-// token-budgeted Window (masking old tool outputs first, structured
-// summaries when that is not enough or every N turns).
-type window struct {
-	w *summarizer.Window
-}
-
-// newWindow builds the window from the checkpoint: pinned system prompt and
-// goal + plan, then the whole history. (A summary made before an
-// interruption is not restored; the window summarizes again if it must.)
-func (r *run) newWindow() (*window, error) {
+// windowConfig is the Worker window's configuration (WithWindow, or the
+// defaults) with the run's token counter.
+func (r *run) windowConfig() summarizer.Config {
 	cfg := summarizer.Config{ContextLimit: DefaultContextLimit}
 	if r.cfg.window != nil {
 		cfg = *r.cfg.window
@@ -33,8 +22,39 @@ func (r *run) newWindow() (*window, error) {
 			cfg.ContextLimit = DefaultContextLimit
 		}
 	}
+	return cfg
+}
+
+// newCounter is the run's token counter: the one WithWindow shares, or one
+// for its model. The meter estimates unreported usage with it and the
+// Worker's window uses it, so calibration serves both.
+func (r *run) newCounter() (*summarizer.Counter, error) {
+	cfg := r.windowConfig()
+	if cfg.Counter != nil {
+		return cfg.Counter, nil
+	}
+	c, err := summarizer.NewCounter(cfg.Model)
+	if err != nil {
+		return nil, fmt.Errorf("agent: token counter for model %q: %w", cfg.Model, err)
+	}
+	return c, nil
+}
+
+// newWindow builds the Worker's window (masking old tool outputs first,
+// structured summaries when that is not enough or every N turns) from the
+// checkpoint: the pinned system prompt and goal + plan, the whole history,
+// then the window's saved state, so that a summary made before an
+// interruption is kept and not asked for again.
+func (r *run) newWindow() (*summarizer.Window, error) {
+	cfg := r.windowConfig()
+	cfg.Counter = r.counter
+	// Every summary call goes through the meter, so its tokens count for
+	// the "summarizer" role and the run's budget (estimated when the
+	// endpoint reports none), whichever model writes the summaries.
 	if cfg.Summarizer == nil {
 		cfg.Summarizer = r.model
+	} else {
+		cfg.Summarizer = meteredModel{inner: cfg.Summarizer, r: r}
 	}
 	user := cfg.OnEvent
 	cfg.OnEvent = func(e summarizer.Event) {
@@ -43,21 +63,23 @@ func (r *run) newWindow() (*window, error) {
 			user(e)
 		}
 	}
-	sw, err := summarizer.NewWindow(cfg)
+	w, err := summarizer.NewWindow(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("agent: window: %w", err)
+		return nil, fmt.Errorf("agent: worker window: %w", err)
 	}
-	w := &window{w: sw}
 	if r.st.Suite != nil {
 		pins, err := r.pinned()
 		if err != nil {
 			return nil, err
 		}
-		sw.Pin(pins...)
+		w.Pin(pins...)
 	}
-	sw.Append(r.st.History...)
-	if r.st.FailingOutput != "" {
-		sw.SetFailing(r.st.FailingOutput)
+	w.Append(r.st.History...)
+	r.st.History = nil // the window holds it now
+	if r.st.Window != nil {
+		if err := w.Restore(*r.st.Window); err != nil {
+			return nil, fmt.Errorf("agent: resume %s: window: %w", StateFile, err)
+		}
 	}
 	return w, nil
 }
@@ -88,13 +110,16 @@ func (r *run) pinWorker() error {
 	if err != nil {
 		return err
 	}
-	r.win.w.SetPinned(pins...)
+	r.win.SetPinned(pins...)
 	for i := range pins {
 		r.trace(TraceEntry{Kind: "message", Role: RoleWorker, Message: &pins[i], Detail: "pinned"})
 	}
 	return nil
 }
 
+// windowEvent traces a masking or summary step and counts it. The tokens
+// of summary calls are counted by the meter the summarizer model goes
+// through; the event's Usage is the same figure and is traced here.
 func (r *run) windowEvent(e summarizer.Event) {
 	kind := "masked"
 	ev := EventMasked
@@ -102,6 +127,9 @@ func (r *run) windowEvent(e summarizer.Event) {
 		kind, ev = "summary", EventSummary
 	}
 	r.mu.Lock()
+	if kind == "summary" {
+		r.keepSummarizerCursor()
+	}
 	switch e.Kind {
 	case summarizer.EventSummary:
 		r.st.Counters.Summaries++
@@ -109,27 +137,30 @@ func (r *run) windowEvent(e summarizer.Event) {
 		r.st.Counters.Masked++
 	}
 	r.mu.Unlock()
-	r.trace(TraceEntry{Kind: kind, Role: RoleSummarizer, Detail: string(e.Kind) + ": " + e.Reason, TokensBefore: e.TokensBefore, TokensAfter: e.TokensAfter, Error: e.Error})
+	te := TraceEntry{Kind: kind, Role: RoleSummarizer, Detail: string(e.Kind) + ": " + e.Reason, TokensBefore: e.TokensBefore, TokensAfter: e.TokensAfter, Error: e.Error}
+	if e.Usage != (llm.Usage{}) {
+		u := e.Usage
+		te.Usage = &u
+	}
+	r.trace(te)
 	r.emit(Event{Kind: ev, Role: RoleSummarizer, Message: fmt.Sprintf("%s: %s (%d → %d tokens of %d)", e.Kind, e.Reason, e.TokensBefore, e.TokensAfter, e.Budget)})
 }
 
-func (w *window) append(msgs ...llm.Message) {
-	if w != nil {
-		w.w.Append(msgs...)
+// keepSummarizerCursor records the run model's position for the summarizer
+// role as each summary call completes. A checkpoint written after an
+// interrupted call keeps the older cursor of the other roles, but it saves
+// the window's state, which includes this summary: the summarizer's
+// position must go with it, or a resumed scripted run would replay the
+// summary reply.
+func (r *run) keepSummarizerCursor() {
+	if w := r.cfg.window; w != nil && w.Summarizer != nil {
+		return // another model writes the summaries; its position is not saved
+	}
+	cm, ok := r.rawModel.(cursorModel)
+	if !ok || r.st.Cursor == nil {
+		return
+	}
+	if pos, ok := cm.Cursor()[RoleSummarizer]; ok {
+		r.st.Cursor[RoleSummarizer] = pos
 	}
 }
-
-func (w *window) messages(ctx context.Context, defs []openai.ChatCompletionToolUnionParam) ([]llm.Message, error) {
-	return w.w.Messages(ctx, defs)
-}
-
-func (w *window) observe(u llm.Usage, sent int) { w.w.Observe(u, sent) }
-
-func (w *window) setFailing(text string) {
-	if w != nil {
-		w.w.SetFailing(text)
-	}
-}
-
-// wrapUpNote is the note the Worker gets at 80% of the token budget.
-func wrapUpNote() string { return summarizer.WrapUpNote() }

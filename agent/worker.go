@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/summarizer"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -62,7 +63,7 @@ func (r *run) tokenBudget() error {
 	}
 	if !r.st.WrapUpSent && used*5 >= limit*4 {
 		r.st.WrapUpSent = true
-		r.appendHistory(llm.Message{Role: llm.RoleUser, Content: wrapUpNote()})
+		r.appendHistory(llm.Message{Role: llm.RoleUser, Content: summarizer.WrapUpNote()})
 		r.emit(Event{Kind: EventWarning, Role: RoleWorker, Message: fmt.Sprintf("80%% of the token budget spent (%d of %d): the Worker is told to wrap up", used, limit)})
 	}
 	return nil
@@ -72,7 +73,7 @@ func (r *run) tokenBudget() error {
 func (r *run) turn(ctx context.Context) error {
 	st := r.st
 	defs := r.workerDefs
-	msgs, err := r.win.messages(ctx, defs)
+	msgs, err := r.win.Messages(ctx, defs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -86,7 +87,9 @@ func (r *run) turn(ctx context.Context) error {
 		}
 		return stopf(StopModelError, "worker turn %d: %v", st.TotalTurns+1, err)
 	}
-	r.win.observe(resp.Usage, len(msgs))
+	// Calibrate the window's estimate with the endpoint's count (a reply
+	// without usage is skipped by the counter).
+	r.win.Observe(resp.Usage, len(msgs))
 	st.TotalTurns++
 	st.SegmentTurns++
 	msg := resp.Message
@@ -164,7 +167,6 @@ func (r *run) runPending(ctx context.Context) error {
 		decision := "replayed"
 		r.lastRecord = nil
 		if replayed {
-			st.Counters.Replayed++
 			r.countReplayed(res)
 		} else {
 			if err := r.wal.begin(key, call); err != nil {
@@ -269,6 +271,7 @@ func (r *run) countReplayed(res tools.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := &r.st.Counters
+	c.Replayed++
 	c.ToolCalls++
 	switch {
 	case res.Denied:

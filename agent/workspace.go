@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // skipDir reports folders that are not part of the project.
@@ -36,15 +35,6 @@ func workspaceFiles(dir string, max int) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// workspaceListing is the text the Planner sees: one path a line.
-func workspaceListing(dir string, max int) (string, error) {
-	files, err := workspaceFiles(dir, max)
-	if err != nil {
-		return "", err
-	}
-	return strings.Join(files, "\n"), nil
 }
 
 // workspaceHash fingerprints the workspace's files and contents.

@@ -108,7 +108,7 @@ func (e *ValidationError) Unwrap() error { return ErrInvalidPlan }
 // (a file may appear in several steps, but only once per step) and lies
 // outside the tests folder, which the Worker cannot write; a one-line test
 // command; CLI words non-empty; the tests folder relative, without "..",
-// and not the workspace itself.
+// without glob characters, and not the workspace itself (".", "./", "a/..").
 func (p Plan) Validate() error {
 	var probs []Problem
 	add := func(field, format string, args ...any) {
@@ -124,7 +124,12 @@ func (p Plan) Validate() error {
 		add("tests_dir", "%s", msg)
 		testsOK = false
 	} else if testsDir == "." {
-		add("tests_dir", "must be a subfolder, not the workspace itself")
+		add("tests_dir", "%q names the workspace itself: it must be a subfolder, or the whole workspace becomes read-only for the worker", p.TestsDir)
+		testsOK = false
+	} else if strings.ContainsAny(testsDir, globMeta) {
+		// The folder becomes a read-only policy glob (TestsFolder()+"/**"):
+		// "*" would make every folder read-only.
+		add("tests_dir", "%q contains a glob character (one of %s): name one folder", p.TestsDir, globMeta)
 		testsOK = false
 	}
 
@@ -189,6 +194,9 @@ func (p Plan) Validate() error {
 	}
 	return &ValidationError{Problems: probs}
 }
+
+// globMeta are the characters a policy path glob gives a meaning to.
+const globMeta = "*?[]{}"
 
 // checkRelPath says what is wrong with a workspace-relative path, or "".
 // An empty path is fine only when allowEmpty is set.

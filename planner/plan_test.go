@@ -51,6 +51,15 @@ func TestValidate(t *testing.T) {
 		{"absolute tests dir", func(p *Plan) { p.TestsDir = "/tmp/acc" }, []string{"tests_dir"}},
 		{"escaping tests dir", func(p *Plan) { p.TestsDir = "../acc" }, []string{"tests_dir"}},
 		{"tests dir is workspace", func(p *Plan) { p.TestsDir = "./" }, []string{"tests_dir"}},
+		{"tests dir is dot", func(p *Plan) { p.TestsDir = " . " }, []string{"tests_dir"}},
+		{"tests dir cleans to workspace", func(p *Plan) { p.TestsDir = "acc/.." }, []string{"tests_dir"}},
+		{"tests dir dot dot-slash", func(p *Plan) { p.TestsDir = "./." }, []string{"tests_dir"}},
+		{"tests dir escapes after a folder", func(p *Plan) { p.TestsDir = "acc/../../x" }, []string{"tests_dir"}},
+		{"tests dir with drive letter", func(p *Plan) { p.TestsDir = "C:/acc" }, []string{"tests_dir"}},
+		{"tests dir with backslash root", func(p *Plan) { p.TestsDir = `\acc` }, []string{"tests_dir"}},
+		{"tests dir is a glob", func(p *Plan) { p.TestsDir = "*" }, []string{"tests_dir"}},
+		{"tests dir with glob class", func(p *Plan) { p.TestsDir = "t[a-z]" }, []string{"tests_dir"}},
+		{"nested tests dir", func(p *Plan) { p.TestsDir = "tests/acceptance/" }, nil},
 		{"everything at once", func(p *Plan) {
 			p.Goal = ""
 			p.Steps[0].Description = ""
