@@ -42,7 +42,9 @@ func simpleArgv(f *syntax.File) ([]string, bool) {
 		return nil, false
 	}
 	st := f.Stmts[0]
-	if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+	// A ; even at the end makes the line a shell line: with shell mode
+	// off no line with a shell operator runs, not even a harmless one.
+	if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || st.Semicolon.IsValid() {
 		return nil, false
 	}
 	call, ok := st.Cmd.(*syntax.CallExpr)
@@ -267,6 +269,13 @@ func (c *checker) argv(argv []string) Decision {
 		return d
 	}
 	if d, bad := c.writes(argv); bad {
+		return d
+	}
+	if d, bad := runsProgram(argv); bad {
+		// A deny rule the policy file wrote for it says more.
+		if own, ok := c.explicit(argv); ok && own.Verdict == Deny {
+			return own
+		}
 		return d
 	}
 	if w, ok := wrappers[argv[0]]; ok {

@@ -8,7 +8,9 @@
 // the complete reference), command-line parsing (ParseCommand, POSIX sh
 // syntax via mvdan.cc/sh), rule matching for commands, workspace paths and
 // tool names, the judging of wrappers (env, timeout, xargs, find -exec,
-// sh -c, python -c, git -c, ...), the confinement of path arguments (with
+// sh -c, python -c, git -c, npm exec, ...) and of options that make a
+// program run another (sort --compress-program, rg --pre, tar -I,
+// go -exec, git -p), the confinement of path arguments (with
 // paths.read_only applied to what known programs write: rm, mv, cp, sed -i,
 // ...; shell globs judged by every path they may expand to), the
 // resource limits a policy sets, and the Confirmer interface a person

@@ -30,6 +30,7 @@ func init() {
 		"perl":   judgePerl,
 		"ruby":   judgePerl,
 		"git":    judgeGit,
+		"npm":    judgeNpm,
 	}
 	for name := range wrapperSyntaxes {
 		wrappers[name] = judgeSimple
@@ -155,15 +156,19 @@ func judgeEnv(c *checker, argv []string) Decision {
 		switch {
 		case a == "-i" || a == "--ignore-environment" || a == "-0" || a == "--null" || a == "-v" || a == "--debug":
 		case a == "-C" || a == "--chdir":
-			if i+1 < len(argv) {
-				chdir = append(chdir, argv[i+1])
+			if i+1 >= len(argv) {
+				return deny("wrapper-option", "env %s without a folder", a)
 			}
+			chdir = append(chdir, argv[i+1])
 			i++
 		case strings.HasPrefix(a, "--chdir="):
 			chdir = append(chdir, strings.TrimPrefix(a, "--chdir="))
 		case strings.HasPrefix(a, "-C"):
 			chdir = append(chdir, a[2:])
 		case a == "-u" || a == "--unset":
+			if i+1 >= len(argv) {
+				return deny("wrapper-option", "env %s without a name", a)
+			}
 			i++
 		case strings.HasPrefix(a, "-u") || strings.HasPrefix(a, "--unset="):
 		default:
@@ -222,6 +227,9 @@ func judgeXargs(c *checker, argv []string) Decision {
 		case a == "-a" || a == "-d" || a == "-E" || a == "-L" || a == "-n" || a == "-P" || a == "-s" ||
 			a == "--arg-file" || a == "--delimiter" || a == "--max-args" || a == "--max-lines" || a == "--max-procs" ||
 			a == "--max-chars" || a == "--process-slot-var":
+			if i+1 >= len(argv) {
+				return deny("wrapper-option", "xargs %s without a value", a)
+			}
 			i++
 		case a == "-I":
 			if i+1 >= len(argv) {
@@ -445,6 +453,8 @@ func judgeGit(c *checker, argv []string) Decision {
 			switch {
 			case strings.HasPrefix(a, "-c") || strings.HasPrefix(a, "--config-env") || strings.HasPrefix(a, "--exec-path"):
 				return deny("git-config", "git %s can set configuration that runs arbitrary programs (core.pager, aliases, hooks)", a)
+			case a == "-p" || a == "--paginate":
+				return deny("git-runs-programs", "git %s runs the pager program named by configuration or PAGER", a)
 			case a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--super-prefix":
 				i++
 				continue
@@ -571,4 +581,24 @@ func (w wrapperSyntax) attached(a string) bool {
 		}
 	}
 	return false
+}
+
+// judgeNpm: npm exec and npm x run a package's program, downloading it when
+// it is missing, as npx does; they are judged as npx with the words that
+// follow, and deny and ask rules written for npm still apply. Since the
+// policy does not know which npm options take a value, any word "exec" or
+// "x" before "--" counts (npm test x is judged as npx too). Other npm
+// commands are judged by the rules.
+func judgeNpm(c *checker, argv []string) Decision {
+	for i := 1; i < len(argv) && argv[i] != "--"; i++ {
+		if a := argv[i]; a != "exec" && a != "x" {
+			continue
+		}
+		d := c.sub().argv(append([]string{"npx"}, argv[i+1:]...))
+		if own, ok := c.explicit(argv); ok {
+			d = worse(own, d)
+		}
+		return d
+	}
+	return c.rules(argv, nil)
 }

@@ -46,6 +46,7 @@ var outputOptions = map[string][]string{
 	"go": {"-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile", "-mutexprofile", "-trace",
 		"-outputdir", "-modfile", "-pgo"},
 	"find": {"-fprint", "-fprint0", "-fprintf", "-fls"},
+	"tree": {"-o"},
 }
 
 // optionTargets lists the values of prog's output options in argv.
@@ -84,7 +85,7 @@ func writeTargets(argv []string) []target {
 			}
 		}
 		return ts
-	case "sort", "time", "go", "find", "git":
+	case "sort", "time", "go", "find", "git", "tree":
 		return optionTargets(prog, argv)
 	case "uniq": // uniq [OPTION]... [INPUT [OUTPUT]]
 		var ops []string
