@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,22 @@ func ParseCommand(line string) (Command, error) {
 		return Command{Line: line, Argv: argv}, nil
 	}
 	return Command{Line: line, Shell: true}, nil
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%^-]+$`)
+
+// QuoteArgv writes argv as a command line that ParseCommand reads back into
+// the same words: plain words as they are, any other in single quotes.
+func QuoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if plainWord.MatchString(a) {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
 }
 
 // simpleArgv returns the argv of a file that is exactly one simple command
@@ -160,6 +177,7 @@ type checker struct {
 	alias []string
 	base  string   // workspace-relative folder relative words start from
 	cwds  []string // folders a shell-mode cd may have moved to
+	links Links    // where workspace paths lead through symlinks; nil: as written
 	depth int
 }
 
@@ -167,17 +185,23 @@ type checker struct {
 // word against argv: commands.deny beats commands.ask beats commands.allow,
 // and a command no rule matches is denied. Wrappers (env, timeout, xargs,
 // find -exec, sh -c, ...) are judged as what they run; path arguments must
-// stay inside the workspace or a commands.read_only_dirs folder. A Shell
+// stay inside the workspace or a commands.read_only_dirs folder (and, with
+// Scope.Links, so must what they lead to through symlinks). A Shell
 // command is denied unless commands.shell is true, and then every simple
 // command inside is judged and the most restrictive decision wins.
 func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
-	c := &checker{p: p, base: "."}
+	c := &checker{p: p, base: ".", links: s.Links}
 	if s.Dir != "" {
 		dir, ok := cleanRel(s.Dir)
 		if !ok {
 			return deny("path-outside-workspace", "the working folder %q is not inside the workspace", s.Dir)
 		}
 		c.base = dir
+		if c.links != nil {
+			if t, ok := c.links.Resolve(dir); !ok || path.IsAbs(t) {
+				return deny("path-outside-workspace", "the working folder %q leads outside the workspace (through a symlink to %s)", s.Dir, placed{target: t}.shown())
+			}
+		}
 	}
 	if strings.ContainsRune(cmd.Line, 0) || slices.ContainsFunc(cmd.Argv, func(a string) bool { return strings.ContainsRune(a, 0) }) {
 		return deny("syntax-error", "the command contains a NUL byte, which no program can receive")
@@ -411,10 +435,13 @@ func (c *checker) pathWord(w string) (Decision, bool) {
 	for _, pl := range c.places(w) {
 		switch pl.where {
 		case outside:
+			if pl.link {
+				return deny("path-outside-workspace", "argument %q leads through a symlink to %s, outside the workspace and outside commands.read_only_dirs", w, pl.shown()), true
+			}
 			return deny("path-outside-workspace", "argument %q is outside the workspace and outside commands.read_only_dirs", w), true
 		case inside:
 			if r, ok := c.p.deniedPath(pl.rel); ok {
-				return deny(r.String(), "argument %q names %q, denied by paths.deny %q", w, pl.rel, r.src), true
+				return deny(r.String(), "argument %q names %q%s, denied by paths.deny %q", w, pl.rel, pl.through(), r.src), true
 			}
 		}
 	}
@@ -432,14 +459,78 @@ const (
 type placed struct {
 	rel   string
 	where place
+	// link is set when the place is where a symlink leads; target is then
+	// the absolute path it leads to when that is outside the workspace
+	// ("" when the link cannot be followed).
+	link   bool
+	target string
+}
+
+// shown names where a link outside the workspace leads, for a reason.
+func (pl placed) shown() string {
+	if pl.target == "" {
+		return "a place that cannot be followed (a loop or an unreadable link)"
+	}
+	return fmt.Sprintf("%q", pl.target)
+}
+
+// through says, in a reason, that a workspace path was reached through a
+// symlink.
+func (pl placed) through() string {
+	if pl.link {
+		return " (through a symlink)"
+	}
+	return ""
 }
 
 // places resolves a word that may be a path: inside the workspace (with its
 // cleaned relative path), inside a read-only folder, or outside both. After
 // a cd in shell mode a relative word is resolved against the workspace root
 // and against every folder cd named, because which one applies depends on
-// how the script runs.
+// how the script runs. With Scope.Links, a workspace path that passes
+// through a symlink is placed twice: as written, and where it leads.
 func (c *checker) places(w string) []placed {
+	pls := c.placesAsWritten(w)
+	if c.links == nil {
+		return pls
+	}
+	out := pls
+	for _, pl := range pls {
+		if pl.where != inside || pl.rel == "." {
+			continue
+		}
+		t, ok := c.links.Resolve(pl.rel)
+		switch {
+		case !ok:
+			t = ""
+		case t == pl.rel:
+			continue
+		}
+		out = append(out, c.linkPlace(t))
+	}
+	return out
+}
+
+// linkPlace places what a symlink leads to: a workspace-relative path, an
+// absolute one, or "" when it cannot be followed.
+func (c *checker) linkPlace(t string) placed {
+	switch {
+	case t == "":
+		return placed{where: outside, link: true}
+	case strings.HasPrefix(t, "/"):
+		pl := c.placeAbs(path.Clean(t))
+		pl.link, pl.target = true, path.Clean(t)
+		return pl
+	}
+	rel, ok := cleanRel(t)
+	if !ok {
+		return placed{where: outside, link: true, target: t}
+	}
+	return placed{rel: rel, link: true}
+}
+
+// placesAsWritten is places without following symlinks.
+func (c *checker) placesAsWritten(w string) []placed {
 	switch {
 	case strings.HasPrefix(w, "~"):
 		clean := path.Clean(w)
@@ -450,28 +541,7 @@ func (c *checker) places(w string) []placed {
 		}
 		return []placed{{where: outside}}
 	case strings.HasPrefix(w, "/"):
-		clean := path.Clean(w)
-		for _, root := range append([]string{c.ws}, c.alias...) {
-			if root == "" {
-				continue
-			}
-			if within(clean, root) {
-				rel := strings.TrimPrefix(strings.TrimPrefix(clean, root), "/")
-				if rel == "" {
-					rel = "."
-				}
-				return []placed{{rel: rel}}
-			}
-		}
-		for _, d := range c.p.readOnlyDirs {
-			if within(clean, d) {
-				return []placed{{where: readOnly}}
-			}
-		}
-		if clean == "/dev/null" {
-			return []placed{{where: readOnly}}
-		}
-		return []placed{{where: outside}}
+		return []placed{c.placeAbs(path.Clean(w))}
 	}
 	out := make([]placed, 0, 1+len(c.cwds))
 	for _, dir := range append([]string{c.base}, c.cwds...) {
@@ -482,6 +552,31 @@ func (c *checker) places(w string) []placed {
 		out = append(out, placed{rel: clean})
 	}
 	return out
+}
+
+// placeAbs places a cleaned absolute path.
+func (c *checker) placeAbs(clean string) placed {
+	for _, root := range append([]string{c.ws}, c.alias...) {
+		if root == "" {
+			continue
+		}
+		if within(clean, root) {
+			rel := strings.TrimPrefix(strings.TrimPrefix(clean, root), "/")
+			if rel == "" {
+				rel = "."
+			}
+			return placed{rel: rel}
+		}
+	}
+	for _, d := range c.p.readOnlyDirs {
+		if within(clean, d) {
+			return placed{where: readOnly}
+		}
+	}
+	if clean == "/dev/null" {
+		return placed{where: readOnly}
+	}
+	return placed{where: outside}
 }
 
 // within reports whether clean path p is dir or below it.

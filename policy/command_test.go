@@ -493,3 +493,21 @@ func TestCheckCommandReviewShell(t *testing.T) {
 		t.Errorf("two asks: rule %q names only one of them", d.Rule)
 	}
 }
+
+// TestQuoteArgv: what QuoteArgv writes, ParseCommand reads back as the same
+// words, as one plain command.
+func TestQuoteArgv(t *testing.T) {
+	t.Parallel()
+	for _, argv := range [][]string{
+		{"go", "test", "./..."},
+		{"go", "test", "-run", "TestA|TestB", "-json"},
+		{"echo", "it's", "a b", "", "$HOME", "*.go", `back\slash`, "x;y", "~/x"},
+		{"python3", "-m", "pytest", "-k", "not slow and 'q'"},
+	} {
+		line := QuoteArgv(argv)
+		cmd, err := ParseCommand(line)
+		if err != nil || cmd.Shell || !slices.Equal(cmd.Argv, argv) {
+			t.Errorf("QuoteArgv(%q) = %s, read back as %q (shell %v, %v)", argv, line, cmd.Argv, cmd.Shell, err)
+		}
+	}
+}

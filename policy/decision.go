@@ -67,6 +67,27 @@ type Scope struct {
 	// Dir is the workspace-relative folder the command runs in ("" or "."
 	// for the root); relative arguments are judged from it.
 	Dir string
+	// Links, when set, tells the policy where workspace paths lead through
+	// symlinks, so that a path argument is judged by what it names on disk
+	// as well as by its text (etc -> /etc, envlnk -> .env). The caller
+	// that owns the workspace answers; the policy never touches the file
+	// system itself. Without Links, arguments are judged as written.
+	Links Links
+}
+
+// Links answers the policy's questions about the symlinks in a workspace.
+type Links interface {
+	// Resolve returns where rel, a cleaned workspace-relative path, leads
+	// once every symlink on it is followed: a cleaned workspace-relative
+	// path while it stays inside, an absolute path once a link leads out.
+	// A missing part ends the walk (the rest is kept as named). ok is false
+	// when a link cannot be followed (a loop, an unreadable link).
+	Resolve(rel string) (target string, ok bool)
+	// Glob lists, for the paths that a cleaned workspace-relative shell
+	// glob matches now and that pass through a symlink, where each leads
+	// (as Resolve says). ok is false when a match cannot be followed or
+	// there are too many to judge.
+	Glob(pattern string) (targets []string, ok bool)
 }
 
 // Command is a command line parsed from the model's text.

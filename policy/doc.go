@@ -17,8 +17,9 @@
 // answers through.
 //
 // It must not touch the file system (except Load reading the policy file)
-// or run anything: it compares cleaned strings only. Symlinks and what a
-// program does once started are the sandbox's concern. It does not turn
+// or run anything: it compares cleaned strings only. Where the workspace's
+// symlinks lead it learns from its caller (Scope.Links, answered by package
+// tools); what a program does once started is the sandbox's concern. It does not turn
 // Ask into Deny for unattended runs either; Unattended tells the caller
 // (the gate in package tools) to do so.
 //

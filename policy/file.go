@@ -360,79 +360,52 @@ func (b *builder) ruleOf(list string, i int, s scalar) rule {
 }
 
 func (b *builder) commandRules(list string, ss []scalar) []*commandPattern {
-	var out []*commandPattern
-	for i, s := range ss {
-		if !s.set {
-			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
-			b.fail(s, "empty pattern")
-			continue
-		}
-		src := b.str(s)
-		if src == "" {
-			if s.kind == ast.StringType {
-				b.fail(s, "empty pattern")
-			}
-			continue
-		}
-		p, err := compileCommandPattern(b.ruleOf(list, i, s))
-		if err != nil {
-			b.fail(s, "pattern %q: %v", src, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return compileRules(b, list, "pattern", ss, func(_ string, r rule) (*commandPattern, error) {
+		return compileCommandPattern(r)
+	})
 }
 
 func (b *builder) pathRules(list string, ss []scalar) []pathRule {
-	var out []pathRule
-	for i, s := range ss {
-		if !s.set {
-			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
-			b.fail(s, "empty glob")
-			continue
-		}
-		src := b.str(s)
-		if src == "" {
-			if s.kind == ast.StringType {
-				b.fail(s, "empty glob")
-			}
-			continue
-		}
+	return compileRules(b, list, "glob", ss, func(src string, r rule) (pathRule, error) {
 		g, err := compilePathGlob(src)
-		if err != nil {
-			b.fail(s, "glob %q: %v", src, err)
-			continue
-		}
-		out = append(out, pathRule{rule: b.ruleOf(list, i, s), g: g})
-	}
-	return out
+		return pathRule{rule: r, g: g}, err
+	})
 }
 
 func (b *builder) toolRules(list string, ss []scalar) []pathRule {
-	var out []pathRule
-	for i, s := range ss {
-		if !s.set {
-			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
-			b.fail(s, "empty pattern")
-			continue
-		}
-		src := b.str(s)
-		if src == "" {
-			if s.kind == ast.StringType {
-				b.fail(s, "empty pattern")
-			}
-			continue
-		}
+	return compileRules(b, list, "pattern", ss, func(src string, r rule) (pathRule, error) {
 		g, err := compileWordGlob(src)
 		if err == nil && strings.ContainsAny(src, " \t/") {
 			err = errors.New("tool names have no blanks or slashes")
 		}
-		if err != nil {
-			b.fail(s, "pattern %q: %v", src, err)
+		return pathRule{rule: r, g: g}, err
+	})
+}
+
+// compileRules compiles the entries of one rule list. An empty entry, or
+// one that does not compile, is reported on its line ("empty glob",
+// `pattern "x[": ...`) and left out: the file then fails to load.
+func compileRules[T any](b *builder, list, what string, ss []scalar, compile func(src string, r rule) (T, error)) []T {
+	var out []T
+	for i, s := range ss {
+		if !s.set {
+			b.locate(&s, fmt.Sprintf("%s[%d]", list, i))
+			b.fail(s, "empty %s", what)
 			continue
 		}
-		out = append(out, pathRule{rule: b.ruleOf(list, i, s), g: g})
+		src := b.str(s)
+		if src == "" {
+			if s.kind == ast.StringType {
+				b.fail(s, "empty %s", what)
+			}
+			continue
+		}
+		v, err := compile(src, b.ruleOf(list, i, s))
+		if err != nil {
+			b.fail(s, "%s %q: %v", what, src, err)
+			continue
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -86,6 +86,9 @@ func (s *shellChecker) redirPath(r *syntax.Redirect, a Access) Decision {
 	for _, pl := range s.c.places(v.text) {
 		switch pl.where {
 		case outside:
+			if pl.link {
+				return deny("path-outside-workspace", "redirection %s %q leads through a symlink to %s, outside the workspace", r.Op, v.text, pl.shown())
+			}
 			return deny("path-outside-workspace", "redirection %s %q is outside the workspace", r.Op, v.text)
 		case readOnly:
 			if a == Write && v.text != "/dev/null" {
@@ -283,6 +286,9 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 		}
 		for _, pl := range s.c.places(argv[1]) {
 			if pl.where != inside {
+				if pl.link {
+					return deny("path-outside-workspace", "cd %q leaves the workspace through a symlink to %s", argv[1], pl.shown())
+				}
 				return deny("path-outside-workspace", "cd %q leaves the workspace", argv[1])
 			}
 			if pl.rel != "." && !slices.Contains(s.c.cwds, pl.rel) {
@@ -317,6 +323,29 @@ func (c *checker) globWord(text string) (string, Decision, bool) {
 			}
 		}
 		tags = append(tags, regionGlob+pl.rel)
+		if pl.link || c.links == nil {
+			continue
+		}
+		// What the glob matches now through symlinks (*/passwd with
+		// etc -> /etc) is judged as a literal path would be.
+		targets, ok := c.links.Glob(pl.rel)
+		if !ok {
+			return "", deny("path-outside-workspace", "glob %q matches symlinks that cannot be followed, or too many paths to judge; name the files", text), true
+		}
+		for _, t := range targets {
+			lp := c.linkPlace(t)
+			switch lp.where {
+			case outside:
+				return "", deny("path-outside-workspace", "glob %q matches a symlink that leads to %s, outside the workspace and outside commands.read_only_dirs", text, lp.shown()), true
+			case readOnly:
+				tags = append(tags, regionOutside)
+			case inside:
+				if r, ok := c.p.deniedPath(lp.rel); ok {
+					return "", deny(r.String(), "glob %q matches a symlink to %q, denied by paths.deny %q", text, lp.rel, r.src), true
+				}
+				tags = append(tags, regionGlob+escapeGlob(lp.rel))
+			}
+		}
 	}
 	return unknownIn(tags...), Decision{}, false
 }

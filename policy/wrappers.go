@@ -195,11 +195,14 @@ func judgeEnv(c *checker, argv []string) Decision {
 	}
 	in := c.sub()
 	for _, dir := range chdir {
-		pl := c.places(dir)
-		if len(pl) != 1 || pl[0].where != inside || isUnknown(dir) {
+		// One folder as written, or as written and where its symlink leads:
+		// the command runs in the latter.
+		pls := c.places(dir)
+		if isUnknown(dir) || len(pls) == 0 || len(pls) > 2 || (len(pls) == 2 && !pls[1].link) ||
+			slices.ContainsFunc(pls, func(pl placed) bool { return pl.where != inside }) {
 			return deny("path-outside-workspace", "env -C %q must name one folder inside the workspace", dir)
 		}
-		in.base = pl[0].rel
+		in.base = pls[len(pls)-1].rel
 	}
 	in.depth--
 	return in.wrapped(argv, argv[i:])

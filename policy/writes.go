@@ -226,9 +226,17 @@ func (c *checker) writes(argv []string) (Decision, bool) {
 func (c *checker) writesTo(prog string, ts []target) (Decision, bool) {
 	for _, t := range ts {
 		var rs []region
+		var via []string // for each region: how a symlink led there, for the reason
 		if isUnknown(t.word) {
+			if strings.Contains(t.word, unknownWord+regionOutside) {
+				// A glob in a read-only folder (rm /usr/lib/*), or matching
+				// a symlink to one.
+				return deny("path-outside-workspace", "%s writes a glob that may name files outside the workspace (commands.read_only_dirs are for reading); name files inside the workspace", prog), true
+			}
 			var ok bool
-			if rs, ok = regionsOf(t.word); !ok {
+			if rs, ok = regionsOf(t.word); ok {
+				via = make([]string, len(rs))
+			} else {
 				if len(c.p.pathReadOnly) == 0 {
 					continue
 				}
@@ -240,13 +248,19 @@ func (c *checker) writesTo(prog string, ts []target) (Decision, bool) {
 				switch {
 				case pl.where == inside:
 					rs = append(rs, literalRegion(pl.rel))
+					via = append(via, "")
+					if pl.link {
+						via[len(via)-1] = fmt.Sprintf(" (through a symlink to %q)", pl.rel)
+					}
+				case pl.where == readOnly && pl.link:
+					return deny("path-outside-workspace", "%s writes %q, which leads through a symlink to %s, outside the workspace (commands.read_only_dirs are for reading)", prog, t.word, pl.shown()), true
 				case pl.where == readOnly && path.Clean(t.word) != "/dev/null":
 					// The sandbox mounts them read-only; the local one cannot.
 					return deny("path-outside-workspace", "%s writes %q, outside the workspace (commands.read_only_dirs are for reading)", prog, t.word), true
 				}
 			}
 		}
-		for _, rg := range rs {
+		for i, rg := range rs {
 			// The workspace root always exists as a folder: what lands in
 			// it is judged by the names it lands under.
 			if t.below && !(t.into && len(rg) == 0) {
@@ -254,7 +268,7 @@ func (c *checker) writesTo(prog string, ts []target) (Decision, bool) {
 			}
 			for _, r := range c.p.pathReadOnly {
 				if rg.meets(patternRegion(r.g.src)) {
-					return deny(r.String(), "%s writes %s, which is read-only or holds read-only files (%s %q); name only the files or folders it should change", prog, showWord(t.word), r.list, r.src), true
+					return deny(r.String(), "%s writes %s%s, which is read-only or holds read-only files (%s %q); name only the files or folders it should change", prog, showWord(t.word), via[i], r.list, r.src), true
 				}
 			}
 		}

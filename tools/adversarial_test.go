@@ -194,7 +194,7 @@ func TestAdversarialGate(t *testing.T) {
 		{"", rf, `{"path":"chain/passwd"}`, wantRefused, "leads outside the workspace"},
 		{"", wf, `{"path":"chain/trio-adversarial","content":"x"}`, wantRefused, "leads outside the workspace"},
 		{"", rf, `{"path":"up/x"}`, wantRefused, "leads outside the workspace"},
-		{"", rc, `{"command":"ls","dir":"etc"}`, wantRefused, "leads outside the workspace"},
+		{"", rc, `{"command":"ls","dir":"etc"}`, wantDenied, "leads outside the workspace"},
 		{"", rf, `{"path":"main\u0000.go"}`, wantInvalid, "NUL"},
 		{"", wf, `{"path":"x\u0000/../.git/config","content":"x"}`, wantInvalid, "NUL"},
 		{"", rf, `{"path":"{ws}-evil/x"}`, wantInvalid, "outside the workspace"},
@@ -438,6 +438,9 @@ func TestAdversarialSymlinkSwap(t *testing.T) {
 		{tools.WriteFileName, `{"path":"d/a.go","content":"package x"}`, "d", "vendor"},
 		{tools.WriteFileName, `{"path":"d/pwned","content":"x"}`, "d", "{evil}"},
 		{tools.ListFilesName, `{"path":"d"}`, "d", ".git"},
+		{tools.RunCommandName, `{"command":"cat d/notes.txt"}`, "d", ".git"},
+		{tools.RunCommandName, `{"command":"cat notes.txt"}`, "notes.txt", ".env"},
+		{tools.RunTestsName, `{"command":"cat d/notes.txt"}`, "d", ".git"},
 	} {
 		ws, _ := adversarialWorkspace(t)
 		evil := ws.Dir + "-evil"
@@ -450,8 +453,8 @@ func TestAdversarialSymlinkSwap(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := shippedPolicy(t, "mode: unattended", "mode: interactive",
-			"\nconfirm:", "\ntools:\n  ask: [read_file, write_file, edit_file, list_files]\nconfirm:")
+		p := shippedPolicy(t, "\nmode: unattended", "\nmode: interactive",
+			"\nconfirm:", "\ntools:\n  ask: [read_file, write_file, edit_file, list_files, run_command, run_tests]\nconfirm:")
 		target := strings.ReplaceAll(tt.target, "{evil}", evil)
 		conf := swapConfirmer{swap: func() error {
 			swap := filepath.Join(ws.Dir, tt.swap)
@@ -596,13 +599,12 @@ func BenchmarkGateRunCommandDecision(b *testing.B) {
 }
 
 // TestAdversarialCommandSymlinks: the policy judges a command's path
-// arguments as written, without the file system, so a symlink already in
-// the workspace takes an allowed command where the file tools cannot go.
-// Known hole, reported for tools: run_command must resolve its path
-// arguments through the workspace (as Workspace.Rel does for the file
-// tools) and refuse links that lead out or into denied or read-only paths.
+// arguments without the file system, so a symlink already in the
+// workspace could take an allowed command where the file tools cannot go.
+// run_command gives the policy the workspace's Links, so arguments are
+// judged by what they reach as well: links that lead out, or into denied
+// or read-only paths, are refused.
 func TestAdversarialCommandSymlinks(t *testing.T) {
-	t.Skip("known hole: run_command does not resolve workspace symlinks in command arguments (reported)")
 	t.Parallel()
 	ws, log := adversarialWorkspace(t)
 	g := tools.NewGate(shippedPolicy(t, "shell: false", "shell: true"), tools.WithScope(policy.Scope{Workspace: ws.Dir}))

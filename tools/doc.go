@@ -52,7 +52,11 @@
 // since (a symlink swapped in) is refused. list_files and search_files skip
 // what the gate's policy denies reading, whatever folder they were given.
 // Commands run only through Workspace.Sandbox, in the folder the policy
-// judged their relative arguments from (Effect.Dir).
+// judged their relative arguments from (Effect.Dir). The policy reads a
+// command's path arguments as text, so run_command and run_tests also give
+// it Workspace.Links (Effect.Links): an argument is judged where its
+// symlinks lead too (etc -> /etc is outside; envlnk -> .env is denied), and
+// the command is refused if a link it was judged by changed before it ran.
 //
 // This package must not run a process itself (commands go through sandbox),
 // decide policy (it asks policy), or know about roles beyond the names of the

@@ -249,6 +249,9 @@ func (g *Gate) judge(tool string, effects []Effect) []check {
 		case EffectExec:
 			s := g.scope
 			s.Dir = e.Dir
+			if e.Links != nil {
+				s.Links = e.Links
+			}
 			d = g.policy.CheckCommand(e.Command, s)
 		default:
 			d = policy.Decision{Verdict: policy.Deny, Rule: "unknown-effect",

@@ -20,16 +20,18 @@ type RunCommandParams struct {
 	Dir            string `json:"dir,omitempty" jsonschema:"description=Working folder (relative to the workspace root). Default: the root."`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"description=Seconds before the command is killed. Default and maximum: the policy's command timeout."`
 
-	cmd policy.Command
-	dir string
+	cmd   policy.Command
+	dir   string
+	links *workspaceLinks
 }
 
 // Effects says run_command runs one command, and reads its working folder
 // when that is not the root: the policy judges path arguments relative to
 // the workspace root, so a folder the policy denies (".git") must not become
-// a way in.
+// a way in. The command's path arguments are judged through the
+// workspace's symlinks too.
 func (p *RunCommandParams) Effects() []Effect {
-	effects := []Effect{{Kind: EffectExec, Command: p.cmd}}
+	effects := []Effect{{Kind: EffectExec, Command: p.cmd, Links: p.links.policy()}}
 	if p.dir != "." {
 		effects[0].Dir = p.dir
 		effects = append(effects, Effect{Kind: EffectRead, Path: p.dir})
@@ -47,13 +49,16 @@ func RunCommand(ws *Workspace) Tool {
 		if err != nil {
 			return argErr("command", "%v", err)
 		}
-		p.cmd = cmd
+		p.cmd, p.links = cmd, ws.links()
 		if p.TimeoutSeconds < 0 {
 			return argErr("timeout_seconds", "must be positive, got %d", p.TimeoutSeconds)
 		}
 		p.dir, err = ws.Rel("dir", p.Dir)
 		return err
 	}, func(ctx context.Context, p RunCommandParams) (Result, error) {
+		if rel, changed := p.links.changed(); changed {
+			return fsResult(rel, errChanged), nil
+		}
 		return ws.exec(ctx, p.cmd, p.dir, time.Duration(p.TimeoutSeconds)*time.Second)
 	})
 }

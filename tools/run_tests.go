@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -20,26 +19,29 @@ type RunTestsParams struct {
 	Command string `json:"command,omitempty" jsonschema:"description=Test command to run (e.g. go test ./... or python3 -m pytest -q). Default: detected from the project files."`
 
 	cmd       policy.Command
+	links     *workspaceLinks
 	framework string
 	addedJSON bool
 	detected  bool
 }
 
-// Effects says run_tests runs one command.
+// Effects says run_tests runs one command, whose path arguments are
+// judged through the workspace's symlinks.
 func (p *RunTestsParams) Effects() []Effect {
-	return []Effect{{Kind: EffectExec, Command: p.cmd}}
+	return []Effect{{Kind: EffectExec, Command: p.cmd, Links: p.links.policy()}}
 }
 
 // RunTests returns the run_tests tool working in ws.
 func RunTests(ws *Workspace) Tool {
 	return newTyped(RunTestsName, description(RunTestsName), func(p *RunTestsParams) error {
+		p.links = ws.links()
 		if strings.TrimSpace(p.Command) == "" {
 			detected, framework, ok := testreport.Detect(ws.Root.FS())
 			if !ok {
 				return argErr("command", "required here: no test setup was detected in the workspace (go.mod, pytest, package.json ...)")
 			}
 			p.framework, p.detected = framework, true
-			p.cmd = policy.Command{Line: quoteArgv(detected), Argv: detected}
+			p.cmd = policy.Command{Line: policy.QuoteArgv(detected), Argv: detected}
 		} else {
 			cmd, err := policy.ParseCommand(p.Command)
 			if err != nil {
@@ -50,7 +52,7 @@ func RunTests(ws *Workspace) Tool {
 		}
 		if !p.cmd.Shell {
 			if with := testreport.WithGoJSON(p.cmd.Argv); !slices.Equal(with, p.cmd.Argv) {
-				p.cmd = policy.Command{Line: quoteArgv(with), Argv: with}
+				p.cmd = policy.Command{Line: policy.QuoteArgv(with), Argv: with}
 				p.addedJSON = true
 			}
 		}
@@ -59,6 +61,9 @@ func RunTests(ws *Workspace) Tool {
 }
 
 func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, error) {
+	if rel, changed := p.links.changed(); changed {
+		return fsResult(rel, errChanged), nil
+	}
 	sr, err := ws.run(ctx, argv(p.cmd), "", 0)
 	if r, ok := commandProblem(err, "."); ok {
 		return r, nil
@@ -92,19 +97,4 @@ func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, er
 		res.Output += "\npytest is not installed here: call run_tests with command \"python3 -m unittest discover -v\" instead"
 	}
 	return res, nil
-}
-
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%^-]+$`)
-
-// quoteArgv writes argv as a shell line, quoting words that need it.
-func quoteArgv(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		if plainWord.MatchString(a) {
-			q[i] = a
-		} else {
-			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(q, " ")
 }

@@ -51,6 +51,10 @@ type Effect struct {
 	// Dir is the workspace-relative folder a command runs in ("" for the
 	// root); the policy judges its relative arguments from there.
 	Dir string `json:"dir,omitempty"`
+	// Links, for a command, shows the policy where the workspace's paths
+	// lead through symlinks, so that its path arguments are judged by what
+	// they reach (Workspace.Links). Nil: judged as written.
+	Links policy.Links `json:"-"`
 }
 
 // Call is a model's tool call as it reaches the gate.

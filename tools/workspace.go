@@ -181,6 +181,20 @@ const maxLinks = 40
 // kept as given, and Root refuses it when the tool runs. A missing part
 // ends the walk: the rest is created as named.
 func (ws *Workspace) resolve(rel string) (string, bool) {
+	t, ok := ws.follow(rel)
+	if !ok || path.IsAbs(t) {
+		return "", false
+	}
+	return t, true
+}
+
+// follow walks a cleaned relative path part by part, following symlinks as
+// the kernel does. It returns where the path leads: workspace-relative
+// while it stays inside, an absolute host path once a link leads out (the
+// walk stops there: what lies outside is not the workspace's to read). ok
+// is false when a link cannot be read or there are too many of them. A
+// missing part ends the walk: the rest is kept as named.
+func (ws *Workspace) follow(rel string) (string, bool) {
 	if rel == "." {
 		return rel, true
 	}
@@ -190,7 +204,10 @@ func (ws *Workspace) resolve(rel string) (string, bool) {
 		todo = todo[1:]
 		st, err := ws.Root.Lstat(next)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			// No such entry: nothing further can be a link. A word that
+			// is not a path at all (a long commit message, main.go/x) ends
+			// here too.
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.ENOTDIR) {
 				return path.Join(append([]string{next}, todo...)...), true
 			}
 			return "", false
@@ -209,13 +226,14 @@ func (ws *Workspace) resolve(rel string) (string, bool) {
 		if path.IsAbs(target) {
 			r, ok := ws.fromAbs(target)
 			if !ok {
-				return "", false
+				return path.Join(append([]string{target}, todo...)...), true
 			}
 			target, done = r, "."
 		}
 		joined := path.Join(done, target)
 		if joined == ".." || strings.HasPrefix(joined, "../") {
-			return "", false
+			out := path.Join(filepath.ToSlash(ws.Dir), joined)
+			return path.Join(append([]string{out}, todo...)...), true
 		}
 		todo = append(strings.Split(joined, "/"), todo...)
 		done = "."
