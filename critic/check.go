@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/tools"
 	"github.com/trioagent/trio/tools/testreport"
 )
@@ -252,7 +252,7 @@ func (c *Critic) checkCLI(ctx context.Context, plan planner.Plan) (checkRun, err
 		run.result.Detail = "skipped: the plan declares no command-line program"
 		return run, nil
 	}
-	line := quoteArgv(append(slices.Clone(plan.CLI), "--help"))
+	line := policy.QuoteArgv(append(slices.Clone(plan.CLI), "--help"))
 	args, _ := json.Marshal(map[string]string{"command": line})
 	res, err := c.gate.Call(ctx, c.view, tools.Call{ID: c.nextCallID(runCommandTool), Name: runCommandTool, Arguments: args})
 	if err != nil {
@@ -477,20 +477,4 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%^-]+$`)
-
-// quoteArgv writes argv as a command line the policy's parser reads back
-// into the same words.
-func quoteArgv(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		if plainWord.MatchString(a) {
-			q[i] = a
-		} else {
-			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(q, " ")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/policy"
 )
 
 // maxTestSource bounds the acceptance test source shown to the critic
@@ -259,7 +260,7 @@ func writePlan(b *strings.Builder, plan planner.Plan) {
 	}
 	fmt.Fprintf(b, "\nTest command: %s\n", plan.TestCommand)
 	if len(plan.CLI) > 0 {
-		fmt.Fprintf(b, "Command-line program: %s (must answer --help)\n", quoteArgv(plan.CLI))
+		fmt.Fprintf(b, "Command-line program: %s (must answer --help)\n", policy.QuoteArgv(plan.CLI))
 	}
 	fmt.Fprintf(b, "Acceptance tests folder: %s/\n", plan.TestsFolder())
 	if len(plan.Risks) > 0 {
