@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -28,6 +29,17 @@ func (v Verdict) String() string {
 
 // MarshalText makes verdicts readable in audit logs and JSON output.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText reads a verdict back from an audit log.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for _, c := range []Verdict{Deny, Ask, Allow} {
+		if c.String() == string(b) {
+			*v = c
+			return nil
+		}
+	}
+	return fmt.Errorf("policy: unknown verdict %q (want allow, ask or deny)", b)
+}
 
 // Decision is the policy's answer with the rule that matched and why.
 type Decision struct {
@@ -143,6 +155,17 @@ func (a Answer) String() string {
 
 // MarshalText makes answers readable in audit logs.
 func (a Answer) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText reads an answer back from an audit log.
+func (a *Answer) UnmarshalText(b []byte) error {
+	for _, c := range []Answer{AnswerNo, AnswerYes, AnswerAlways} {
+		if c.String() == string(b) {
+			*a = c
+			return nil
+		}
+	}
+	return fmt.Errorf("policy: unknown answer %q (want yes, no or always)", b)
+}
 
 // Limits are the resource limits a policy sets for commands.
 type Limits struct {
