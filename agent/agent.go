@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,8 +45,11 @@ func New(model llm.Model, reg *tools.Registry, opts ...Option) (*Agent, error) {
 			continue
 		}
 		if err := o(&cfg); err != nil {
-			return nil, err
+			return nil, optionError{err}
 		}
+	}
+	if cfg.sandbox != nil && cfg.sandboxCfg != nil {
+		return nil, optionError{errors.New("agent: WithSandbox and WithSandboxConfig both given: choose one")}
 	}
 	if cfg.policy == nil {
 		cfg.policy = policy.Default()
@@ -72,6 +76,14 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	if _, err := os.Stat(filepath.Join(dir, StateFile)); err == nil {
 		return nil, fmt.Errorf("agent: run %s already exists in %s (resume it or choose another run id)", id, dir)
 	}
+	// Before the run folder exists: containerd asked for and unreachable
+	// leaves nothing behind.
+	choice, err := a.chooseSandbox(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(dir)
+	fresh := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("agent: create run folder: %w", err)
 	}
@@ -79,7 +91,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	if ws == "" {
 		ws = filepath.Join(dir, "workspace")
 	}
-	ws, err := filepath.Abs(ws)
+	ws, err = filepath.Abs(ws)
 	if err != nil {
 		return nil, fmt.Errorf("agent: workspace: %w", err)
 	}
@@ -87,14 +99,23 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	st := &state{
 		Version: stateVersion, RunID: id, Goal: goal, Workspace: ws,
 		Started: now, Phase: phasePlan, Usage: map[string]RoleUsage{},
+		Metadata: maps.Clone(a.cfg.metadata),
 	}
-	return a.execute(ctx, dir, st, false)
+	rep, err := a.execute(ctx, dir, st, false, choice)
+	if rep == nil && err != nil && fresh {
+		// Nothing ran (the sandbox or the run folder could not be set up):
+		// leave no run folder that cannot be resumed.
+		os.RemoveAll(dir)
+	}
+	return rep, err
 }
 
 // Resume continues the run in runDir from its checkpoint, with the model,
 // registry and options given now (they need not be the same objects, but
 // should be equivalent: the same custom tools, policy and script). The
-// workspace is the run's unless WithWorkspace says otherwise. A tool call
+// workspace is the run's unless WithWorkspace says otherwise; the sandbox
+// is opened again as the options describe (Inspect returns the metadata
+// recorded with WithMetadata, to rebuild the same setup). A tool call
 // that completed before the interruption is not run again: its recorded
 // result is reused. Resuming a run that already ended returns its report and
 // an error wrapping ErrRunFinished, unless it ended for a resumable reason
@@ -119,7 +140,17 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		}
 		st.Workspace = ws
 	}
-	return a.execute(ctx, filepath.Clean(runDir), st, true)
+	if len(a.cfg.metadata) > 0 {
+		if st.Metadata == nil {
+			st.Metadata = map[string]string{}
+		}
+		maps.Copy(st.Metadata, a.cfg.metadata)
+	}
+	choice, err := a.chooseSandbox(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.execute(ctx, filepath.Clean(runDir), st, true, choice)
 }
 
 func newRunID() string {

@@ -124,10 +124,22 @@ func TestRepairCompletes(t *testing.T) {
 		kinds[ev.Kind]++
 	}
 	for k, n := range map[agent.EventKind]int{agent.EventRunStarted: 1, agent.EventPlanReady: 1, agent.EventTestsDesigned: 1,
-		agent.EventStepStarted: 1, agent.EventCriticVerdict: 2, agent.EventRepairStarted: 1, agent.EventRunFinished: 1, agent.EventToolCall: 6} {
+		agent.EventStepStarted: 1, agent.EventCriticVerdict: 2, agent.EventRepairStarted: 1, agent.EventRunFinished: 1, agent.EventToolCall: 8} {
 		if kinds[k] != n {
 			t.Errorf("%d %s events, want %d", kinds[k], k, n)
 		}
+	}
+	// The Critic's calls show in progress too: run_tests once per check,
+	// the first failing.
+	var criticCalls []string
+	for _, ev := range events {
+		if ev.Kind == agent.EventToolCall && ev.Role == agent.RoleCritic {
+			criticCalls = append(criticCalls, fmt.Sprintf("%s %s ok=%v %s", ev.Tool, ev.Decision, *ev.OK, ev.Message))
+		}
+	}
+	if len(criticCalls) != 2 || !strings.HasPrefix(criticCalls[0], "run_tests allow ok=false go test") ||
+		!strings.HasPrefix(criticCalls[1], "run_tests allow ok=true go test") {
+		t.Errorf("critic tool_call events %q, want run_tests failing then passing", criticCalls)
 	}
 }
 
@@ -393,7 +405,7 @@ func TestInterruptAndResume(t *testing.T) {
 	wal.Close()
 
 	// A fresh model (as after a process restart): Resume restores its cursor.
-	rep, err = agent.Resume(context.Background(), filepath.Join(e.runs, "run"), script(), reg)
+	rep, err = agent.Resume(context.Background(), filepath.Join(e.runs, "run"), script(), reg, local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +431,7 @@ func TestInterruptAndResume(t *testing.T) {
 		t.Errorf("sessions %d, planner calls %d; want 2 and 1", rep.Metrics.Sessions, rep.Metrics.Roles[agent.RolePlanner].Calls)
 	}
 	// Resuming a finished run says so.
-	if _, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), script(), reg); !errors.Is(err, agent.ErrRunFinished) {
+	if _, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), script(), reg, local); !errors.Is(err, agent.ErrRunFinished) {
 		t.Errorf("resume of a finished run: %v, want ErrRunFinished", err)
 	}
 }
@@ -545,7 +557,7 @@ func TestDemoInterruptedAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	rep, err = agent.Resume(context.Background(), filepath.Join(e.runs, "run"), model, nil)
+	rep, err = agent.Resume(context.Background(), filepath.Join(e.runs, "run"), model, nil, local)
 	if err != nil {
 		t.Fatal(err)
 	}

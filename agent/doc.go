@@ -29,6 +29,17 @@
 // The Worker's window is restored with its summary, masking and tracked
 // errors, so a resumed run does not summarize again what it already folded.
 //
+// Commands run in a sandbox the run opens once its run id and workspace are
+// known and closes when it stops (Resume opens a new one), as
+// WithSandboxConfig describes it: auto by default (containerd when it
+// answers, else local with a warning event), containerd (an error with
+// containerd's guidance when unreachable, before any run folder is made) or
+// local. WithSandbox passes an embedder's own sandbox instead.
+//
+// Inspect reads a run folder without changing it (the report as of the last
+// checkpoint, with the metadata recorded by WithMetadata), so a tool can
+// show a run or rebuild its setup to resume it.
+//
 // Token usage is counted per role from the endpoint's replies; a reply that
 // reports none is counted with the window's tokenizer (marked estimated in
 // the trace and the report), so the token budget holds either way.

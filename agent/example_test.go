@@ -109,6 +109,7 @@ func ExampleAgent_Run() {
 	// tool write_file allow
 	// tool write_file allow
 	// tool finish_step allow
+	// tool run_tests allow
 	// verdict pass
 	// completed true 4
 }

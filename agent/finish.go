@@ -24,3 +24,8 @@ func finishStep() tools.Tool {
 			return tools.Result{OK: true, Output: "step finished"}, nil
 		})
 }
+
+// FinishStep returns the finish_step tool every run gives the Worker, for
+// listing its schema next to the built-ins (as `trio tools` does); a run
+// registers its own.
+func FinishStep() tools.Tool { return finishStep() }

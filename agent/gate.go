@@ -1,21 +1,33 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/tools"
 )
 
 // newGate returns a safe_execute gate enforcing p for this run: the run's
 // confirmer, the workspace scope (with the sandbox's view of it), and an
-// observer that writes audit.jsonl and tallies the metrics.
-func (r *run) newGate(p *policy.Policy) *tools.Gate {
+// observer that writes audit.jsonl and tallies the metrics. The Critic's
+// gate also traces each call and emits its tool_call event (the Worker's
+// calls are traced and announced by the Worker loop, which knows their
+// results).
+func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
 	scope := policy.Scope{Workspace: r.ws.Dir}
 	if d := r.sb.Info().WorkspaceDir; d != "" && d != r.ws.Dir {
 		scope.Aliases = []string{d}
 	}
+	observe := r.observeCall
+	if role != RoleWorker {
+		observe = func(rec tools.Record) {
+			r.observeCall(rec)
+			r.announceCall(role, rec)
+		}
+	}
 	opts := []tools.GateOption{
 		tools.WithScope(scope),
-		tools.WithObserver(tools.ObserverFunc(r.observeCall)),
+		tools.WithObserver(tools.ObserverFunc(observe)),
 	}
 	if r.cfg.confirmer != nil {
 		opts = append(opts, tools.WithConfirmer(r.cfg.confirmer))
@@ -42,4 +54,33 @@ func (r *run) observeCall(rec tools.Record) {
 	r.st.ToolTime += rec.Duration
 	cp := rec
 	r.lastRecord = &cp
+}
+
+// announceCall traces and emits a call made by a role other than the
+// Worker (the Critic's run_tests and --help run), from the gate's record.
+func (r *run) announceCall(role string, rec tools.Record) {
+	ok := rec.Outcome == tools.OutcomeOK
+	decision := decisionOf(tools.Result{Denied: rec.Outcome == tools.OutcomeDenied}, &rec)
+	msg := effectsText(rec.Effects)
+	if rec.Error != "" {
+		msg = strings.TrimSpace(msg + ": " + rec.Error)
+	}
+	r.trace(TraceEntry{Kind: "tool_call", Role: role, Tool: rec.Tool, CallID: rec.CallID, Decision: decision, Duration: rec.Duration, Detail: msg})
+	r.emit(Event{Kind: EventToolCall, Role: role, Tool: rec.Tool, Decision: decision, OK: &ok, Duration: rec.Duration, Message: oneLine(msg, 200)})
+}
+
+// effectsText is what a call does, for people: its commands and paths.
+func effectsText(es []tools.Effect) string {
+	var parts []string
+	for _, e := range es {
+		switch {
+		case e.Command.Line != "":
+			parts = append(parts, e.Command.Line)
+		case len(e.Command.Argv) > 0:
+			parts = append(parts, strings.Join(e.Command.Argv, " "))
+		case e.Path != "":
+			parts = append(parts, e.Path)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

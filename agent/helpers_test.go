@@ -177,8 +177,16 @@ func newEnv(t *testing.T) env {
 	return e
 }
 
+// local is the sandbox of the tests that do not test sandboxes; Resume
+// takes it again (the default, auto, would use containerd when it answers,
+// and parallel tests share the run id "run", hence the container's name).
+var local = agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxLocal})
+
+// opts are a test's folders, with the local sandbox so that the tests do
+// the same whether containerd is reachable or not (sandbox_test.go covers
+// the other kinds).
 func (e env) opts(extra ...agent.Option) []agent.Option {
-	return append([]agent.Option{agent.WithWorkspace(e.ws), agent.WithRunsDir(e.runs), agent.WithRunID("run")}, extra...)
+	return append([]agent.Option{agent.WithWorkspace(e.ws), agent.WithRunsDir(e.runs), agent.WithRunID("run"), local}, extra...)
 }
 
 func run(t *testing.T, m llm.Model, reg *tools.Registry, opts ...agent.Option) *agent.Report {

@@ -82,7 +82,7 @@ func TestKillAndResume(t *testing.T) {
 			if _, err := agent.ReadTrace(filepath.Join(e.runs, "run")); err != nil {
 				t.Errorf("read the trace of a killed run: %v", err)
 			}
-			got, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), buggyThenFixed(), nil)
+			got, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), buggyThenFixed(), nil, local)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,12 +3,14 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"text/template"
 	"time"
 
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/summarizer"
+	"github.com/trioagent/trio/tools"
 )
 
 // The model roles of a run. They are the Agent names of llm.Request, the
@@ -85,12 +87,15 @@ type config struct {
 	runID     string
 	policy    *policy.Policy
 	sandbox   sandbox.Sandbox
-	confirmer policy.Confirmer
-	observers []func(Event)
-	roleTools map[string][]string
-	prompts   map[string]string
-	budgets   Budgets
-	window    *summarizer.Config
+	// sandboxCfg describes the sandbox the run opens (WithSandboxConfig).
+	sandboxCfg *SandboxConfig
+	metadata   map[string]string
+	confirmer  policy.Confirmer
+	observers  []func(Event)
+	roleTools  map[string][]string
+	prompts    map[string]string
+	budgets    Budgets
+	window     *summarizer.Config
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
 }
@@ -145,9 +150,11 @@ func WithPolicy(p *policy.Policy) Option {
 	}
 }
 
-// WithSandbox sets where commands run. Default: a local sandbox, which does
-// not isolate (the run emits a warning event saying so). The Agent closes
-// neither a sandbox given here nor its workspace's files.
+// WithSandbox sets an embedder's own sandbox, already open on the
+// workspace, instead of one the run opens (WithSandboxConfig; default
+// auto: containerd when it answers, else local with a warning event). The
+// Agent closes neither a sandbox given here nor its workspace's files. It
+// cannot be combined with WithSandboxConfig.
 func WithSandbox(sb sandbox.Sandbox) Option {
 	return func(c *config) error {
 		if sb == nil {
@@ -180,12 +187,8 @@ func WithObserver(fn func(Event)) Option {
 }
 
 // WithRoleTools sets the tools a role may call (by name), replacing the
-// role's default subset. Roles: planner, worker, critic. The Worker always
-// also gets finish_step.
-//
-// Defaults: planner read_file, list_files, search_files; worker every
-// built-in and every tool of the registry; critic run_tests, run_command,
-// read_file, list_files.
+// role's default subset (DefaultRoleTools). Roles: planner, worker,
+// critic. The Worker always also gets finish_step.
 func WithRoleTools(role string, names ...string) Option {
 	return func(c *config) error {
 		switch role {
@@ -249,6 +252,50 @@ func WithWindow(w summarizer.Config) Option {
 		c.window = &w
 		return nil
 	}
+}
+
+// WithMetadata records how a run was started (for example the model
+// source, the policy file, the sandbox kind) in its checkpoint; Inspect
+// returns it, so a tool that resumes runs can rebuild the same setup. Keys
+// given several times, or again to Resume, replace the stored values.
+func WithMetadata(md map[string]string) Option {
+	return func(c *config) error {
+		if c.metadata == nil {
+			c.metadata = map[string]string{}
+		}
+		for k, v := range md {
+			if k == "" {
+				return errors.New("agent: WithMetadata: empty key")
+			}
+			c.metadata[k] = v
+		}
+		return nil
+	}
+}
+
+// DefaultRoleTools returns the names of the tools a role is offered unless
+// WithRoleTools says otherwise, sorted: planner read_file, list_files,
+// search_files; critic run_tests, run_command, read_file, list_files;
+// worker every built-in of package tools and finish_step (a run's Worker
+// also gets every tool of the Agent's registry). Another role has none.
+func DefaultRoleTools(role string) []string {
+	var names []string
+	switch role {
+	case RolePlanner:
+		names = []string{tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName}
+	case RoleCritic:
+		names = []string{tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
+	case RoleWorker:
+		names = append(builtinNames(), FinishStepName)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// builtinNames are the tools of tools.Builtins (checked by a test).
+func builtinNames() []string {
+	return []string{tools.ReadFileName, tools.WriteFileName, tools.EditFileName, tools.DeleteFileName,
+		tools.ListFilesName, tools.SearchFilesName, tools.RunCommandName, tools.RunTestsName}
 }
 
 func containsSep(s string) bool {

@@ -35,12 +35,23 @@ type Report struct {
 	// repair round.
 	Analyses []string `json:"analyses,omitempty"`
 	// Files are the workspace's files when the run ended.
-	Files   []string `json:"files"`
-	Sandbox string   `json:"sandbox"`
-	Metrics Metrics  `json:"metrics"`
+	Files []string `json:"files"`
+	// Sandbox is where the last session's commands ran ("containerd",
+	// "local (not isolated)").
+	Sandbox string  `json:"sandbox"`
+	Metrics Metrics `json:"metrics"`
+	// Phase is where the run was: done once it ended for good; plan,
+	// design_tests, build, check, repair or test_repair for a run that can
+	// be resumed.
+	Phase string `json:"phase,omitempty"`
+	// Metadata is what the embedder recorded with WithMetadata (how the
+	// run was started).
+	Metadata map[string]string `json:"metadata,omitempty"`
 
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
+	// Updated is when the checkpoint was last written (set by Inspect).
+	Updated time.Time `json:"updated,omitzero"`
 }
 
 // Metrics are the numbers every run reports (DESIGN "Metrics every run

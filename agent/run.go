@@ -41,6 +41,7 @@ type run struct {
 	rawModel llm.Model
 	sb       *timedSandbox
 	ownSB    sandbox.Sandbox // closed at the end when the run made it
+	choice   sandboxChoice
 	ws       *tools.Workspace
 	reg      *tools.Registry
 
@@ -89,9 +90,9 @@ func stopf(r StopReason, format string, args ...any) error {
 	return &stop{reason: r, detail: fmt.Sprintf(format, args...)}
 }
 
-func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool) (*Report, error) {
+func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool, choice sandboxChoice) (*Report, error) {
 	r := &run{a: a, cfg: a.cfg, dir: dir, st: st, rawModel: a.model, session: time.Now(),
-		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime}
+		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime, choice: choice}
 	defer r.close()
 	r.model = meteredModel{inner: a.model, r: r}
 	var err error
@@ -106,7 +107,7 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 			}
 		}
 	}
-	if err := r.open(resumed); err != nil {
+	if err := r.open(ctx); err != nil {
 		return nil, err
 	}
 	st.Sessions++
@@ -115,8 +116,8 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 	} else {
 		r.emit(Event{Kind: EventRunStarted, Message: st.Goal})
 	}
-	if !r.sb.Info().Isolated {
-		r.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("the %s sandbox does not isolate: commands run on this machine as this user, limited only by the policy", r.sb.Info().Kind)})
+	if w := r.sandboxWarning(); w != "" {
+		r.emit(Event{Kind: EventWarning, Message: w})
 	}
 
 	// A wall-time budget is a deadline on a child context; its expiry is
@@ -150,7 +151,7 @@ func (r *run) classify(parent, runCtx context.Context, err error) (StopReason, s
 
 // open prepares the run folder, the workspace, the sandbox and the gates
 // that do not need the plan.
-func (r *run) open(resumed bool) error {
+func (r *run) open(ctx context.Context) error {
 	var err error
 	if r.traceOut, err = openJSONL(filepath.Join(r.dir, TraceFile)); err != nil {
 		return err
@@ -168,15 +169,17 @@ func (r *run) open(resumed bool) error {
 		return fmt.Errorf("agent: create workspace: %w", err)
 	}
 	limits := policyLimits(r.cfg.policy.Limits())
-	var sb sandbox.Sandbox = r.cfg.sandbox
-	if sb == nil {
-		local, err := sandbox.NewLocal(r.st.Workspace, limits)
-		if err != nil {
-			return fmt.Errorf("agent: local sandbox: %w", err)
-		}
-		sb, r.ownSB = local, local
+	sb, owned, err := r.openSandbox(ctx, limits)
+	if err != nil {
+		return err
 	}
+	r.ownSB = owned
 	r.sb = &timedSandbox{Sandbox: sb}
+	info := sb.Info()
+	r.st.Sandbox = info.Kind
+	if !info.Isolated {
+		r.st.Sandbox += " (not isolated)"
+	}
 	if r.ws, err = tools.OpenWorkspace(r.st.Workspace, r.sb, limits); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
@@ -184,7 +187,7 @@ func (r *run) open(resumed bool) error {
 	if err != nil {
 		return err
 	}
-	r.criticGate = r.newGate(r.cfg.policy)
+	r.criticGate = r.newGate(r.cfg.policy, RoleCritic)
 	if r.st.Plan != nil {
 		if err := r.planReady(); err != nil {
 			return err
@@ -232,20 +235,17 @@ func (r *run) roleNames(role string) []string {
 	if names, ok := r.cfg.roleTools[role]; ok {
 		return names
 	}
-	switch role {
-	case RolePlanner:
-		return []string{tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName}
-	case RoleCritic:
-		return []string{tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
+	if role == RoleWorker {
+		return r.reg.Names() // the built-ins, finish_step and the registry's
 	}
-	return r.reg.Names()
+	return DefaultRoleTools(role)
 }
 
 // planReady builds what needs the plan: the Worker's gate (the tests folder
 // read-only), its tool view, its window and the Critic.
 func (r *run) planReady() error {
 	plan := *r.st.Plan
-	r.workerGate = r.newGate(r.cfg.policy.WithReadOnly(plan.TestsFolder() + "/**"))
+	r.workerGate = r.newGate(r.cfg.policy.WithReadOnly(plan.TestsFolder()+"/**"), RoleWorker)
 	names := r.roleNames(RoleWorker)
 	hasFinish := false
 	for _, n := range names {
@@ -553,13 +553,7 @@ func (r *run) report() *Report {
 		Status: statusOf(st.Reason), Reason: st.Reason, Explanation: st.Reason.Explain(), Detail: st.Detail,
 		Plan: st.Plan, SuiteVersion: st.SuiteVersion, Findings: st.Findings, Analyses: st.Analyses,
 		Started: st.Started, Finished: time.Now().UTC(),
-	}
-	if r.sb != nil {
-		info := r.sb.Info()
-		rep.Sandbox = info.Kind
-		if !info.Isolated {
-			rep.Sandbox += " (not isolated)"
-		}
+		Sandbox: st.Sandbox, Phase: string(st.Phase), Metadata: maps.Clone(st.Metadata),
 	}
 	rep.Files, _ = workspaceFiles(st.Workspace, 2000)
 	m := &rep.Metrics

@@ -124,6 +124,12 @@ type state struct {
 	SandboxTime time.Duration `json:"sandbox_time_ns"`
 	Sessions    int           `json:"sessions"`
 
+	// Sandbox is the kind of the latest session's sandbox ("containerd",
+	// "local (not isolated)").
+	Sandbox string `json:"sandbox,omitempty"`
+	// Metadata is what the embedder recorded with WithMetadata.
+	Metadata map[string]string `json:"metadata,omitempty"`
+
 	// Cursor is the scripted model's position, when the model has one.
 	Cursor map[string]int `json:"model_cursor,omitempty"`
 
@@ -131,30 +137,42 @@ type state struct {
 	Detail string     `json:"detail,omitempty"`
 }
 
+// loadState reads the checkpoint and the history it covers, cutting off
+// history.jsonl after it: for Resume only.
 func loadState(dir string) (*state, error) {
-	path := filepath.Join(dir, StateFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("resume %s: no %s: %w", dir, StateFile, ErrNoRun)
-	}
+	st, err := readState(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
-	}
-	var st state
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("resume: %s: %w", path, err)
-	}
-	if st.Version != stateVersion {
-		return nil, fmt.Errorf("resume: %s: state version %d, this build reads %d", path, st.Version, stateVersion)
-	}
-	if st.Usage == nil {
-		st.Usage = map[string]RoleUsage{}
 	}
 	hist, err := loadHistory(filepath.Join(dir, HistoryFile), st.HistoryLen)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
 	st.History = hist
+	return st, nil
+}
+
+// readState reads state.json and nothing else: it changes no file, so it
+// is safe on a run that is still going.
+func readState(dir string) (*state, error) {
+	path := filepath.Join(dir, StateFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no %s: %w", dir, StateFile, ErrNoRun)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("%s: state version %d, this build reads %d", path, st.Version, stateVersion)
+	}
+	if st.Usage == nil {
+		st.Usage = map[string]RoleUsage{}
+	}
 	return &st, nil
 }
 

@@ -93,22 +93,25 @@ func ReadTrace(runDir string) ([]TraceEntry, error) {
 }
 
 // Inspect returns the report of the run in runDir as of its last
-// checkpoint: the final report for a finished run, the state so far for a
-// run that was interrupted or killed.
+// checkpoint — the workspace, plan, usage per role, counters, status,
+// reason, phase, sandbox and metadata — for the final report of a finished
+// run and the state so far of a run that was interrupted, killed or is
+// still running. It reads state.json only and changes nothing. A folder
+// without a checkpoint is an error wrapping ErrNoRun.
 func Inspect(runDir string) (*Report, error) {
-	st, err := loadState(runDir)
+	st, err := readState(runDir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("agent: inspect: %w", err)
 	}
 	r := &run{st: st, dir: runDir}
 	rep := r.report()
+	rep.Updated = st.Updated
+	rep.Finished = time.Time{}
 	if st.Reason == "" {
 		rep.Status = "running or killed"
-		rep.Finished = time.Time{}
 		rep.Explanation = "the run has no stop reason yet: it is running, or was killed; resume it to continue"
 	}
-	if old, err := LoadReport(runDir); err == nil {
-		rep.Sandbox = old.Sandbox
+	if old, err := LoadReport(runDir); err == nil && st.Reason != "" {
 		rep.Finished = old.Finished
 	}
 	return rep, nil

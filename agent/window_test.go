@@ -110,7 +110,7 @@ func TestResumeKeepsSummary(t *testing.T) {
 			}
 
 			second := script()
-			rep, err = agent.Resume(context.Background(), filepath.Join(e.runs, "run"), second, reg, window)
+			rep, err = agent.Resume(context.Background(), filepath.Join(e.runs, "run"), second, reg, window, local)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/openai/openai-go/v3"
 
@@ -168,6 +170,10 @@ type Window struct {
 	lastEstimate int
 	lastLen      int
 	schemaTok    int
+
+	// tools is the count of the latest tool definitions, reused while the
+	// caller sends the same ones (every Worker turn does).
+	tools toolsMemo
 }
 
 // NewWindow validates cfg, fills in its defaults and loads the tokenizer.
@@ -410,7 +416,7 @@ func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionTool
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f := &fitting{w: w, toolsTok: w.counter.CountTools(tools), events: &events}
+	f := &fitting{w: w, toolsTok: w.tools.count(w.counter, tools), events: &events}
 
 	summarized := false
 	var sumErr error
@@ -461,6 +467,57 @@ func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionTool
 	msgs, est := w.layout(true)
 	w.lastEstimate, w.lastLen = est+f.toolsTok, len(msgs)
 	return msgs, nil
+}
+
+// toolsMemo caches the token count of one list of tool definitions, keyed
+// by a cheap identity of each function definition — its name, description
+// and parameters map (by reference) — so that a turn costs a few string
+// comparisons instead of encoding every definition to JSON. Definitions
+// rebuilt with other values, or a custom tool, are counted again.
+type toolsMemo struct {
+	keys []toolKey
+	tok  int
+	set  bool
+}
+
+type toolKey struct {
+	name, desc string
+	params     unsafe.Pointer
+}
+
+func keyOf(d *openai.ChatCompletionToolUnionParam) (toolKey, bool) {
+	f := d.GetFunction()
+	if f == nil {
+		return toolKey{}, false
+	}
+	return toolKey{name: f.Name, desc: f.Description.Value, params: reflect.ValueOf(f.Parameters).UnsafePointer()}, true
+}
+
+func (m *toolsMemo) count(c *Counter, defs []openai.ChatCompletionToolUnionParam) int {
+	if m.set && len(m.keys) == len(defs) {
+		same := true
+		for i := range defs {
+			k, ok := keyOf(&defs[i])
+			if !ok || k != m.keys[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m.tok
+		}
+	}
+	m.tok = c.CountTools(defs)
+	m.keys, m.set = m.keys[:0], true
+	for i := range defs {
+		k, ok := keyOf(&defs[i])
+		if !ok {
+			m.set = false
+			break
+		}
+		m.keys = append(m.keys, k)
+	}
+	return m.tok
 }
 
 // fitting carries the per-call state of Messages.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -15,27 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trioagent/trio/agent"
-	"github.com/trioagent/trio/critic"
-	"github.com/trioagent/trio/planner"
 	"github.com/trioagent/trio/tools"
 )
-
-// checkpoint is the part of state.json that inspect shows. The agent owns
-// the file; these fields are its documented JSON names.
-type checkpoint struct {
-	RunID     string                     `json:"run_id"`
-	Goal      string                     `json:"goal"`
-	Workspace string                     `json:"workspace"`
-	Phase     string                     `json:"phase"`
-	Step      int                        `json:"step"`
-	Plan      *planner.Plan              `json:"plan"`
-	Findings  *critic.Findings           `json:"findings"`
-	Usage     map[string]agent.RoleUsage `json:"usage"`
-	Counters  agent.Counters             `json:"counters"`
-	Reason    agent.StopReason           `json:"reason"`
-	Detail    string                     `json:"detail"`
-	Updated   time.Time                  `json:"updated"`
-}
 
 // auditLine is one line of audit.jsonl (a tools.Record as JSON; policy's
 // Verdict and Answer marshal as text but do not unmarshal, hence strings).
@@ -83,34 +65,39 @@ running ones (state.json).`,
 }
 
 func inspect(w io.Writer, dir string, all bool) error {
-	var st checkpoint
-	b, err := os.ReadFile(filepath.Join(dir, agent.StateFile))
+	// The run as of its last checkpoint: the final report of a finished
+	// run, the state so far of an unfinished one.
+	st, err := agent.Inspect(dir)
 	if err != nil {
-		return configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
+		if errors.Is(err, agent.ErrNoRun) {
+			return configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
+		}
+		return failure(err)
 	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return failure(fmt.Errorf("%s: %w", filepath.Join(dir, agent.StateFile), err))
-	}
-	rep, _ := agent.LoadReport(dir) // nil while the run is unfinished
 
 	fmt.Fprintf(w, "Run %s  (%s)\n", st.RunID, abs(dir))
 	fmt.Fprintf(w, "Goal: %s\n", clip(firstLine(st.Goal), 160))
 	fmt.Fprintf(w, "Workspace: %s\n", st.Workspace)
-	if rep != nil {
-		fmt.Fprintf(w, "Sandbox: %s\n", rep.Sandbox)
+	if st.Sandbox != "" {
+		fmt.Fprintf(w, "Sandbox: %s\n", st.Sandbox)
+	}
+	if len(st.Metadata) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(st.Metadata)) {
+			if v := st.Metadata[k]; v != "" {
+				kv = append(kv, strings.TrimPrefix(k, "trio.")+"="+v)
+			}
+		}
+		fmt.Fprintf(w, "Started with: %s\n", strings.Join(kv, ", "))
 	}
 
 	fmt.Fprintln(w, "\nPlan")
 	if st.Plan == nil {
 		fmt.Fprintln(w, "  (no plan yet)")
 	} else {
-		done := st.Step
-		if rep != nil {
-			done = rep.Metrics.StepsDone
-		}
 		for i, s := range st.Plan.Steps {
 			mark := " "
-			if i < done {
+			if i < st.Metrics.StepsDone {
 				mark = "x"
 			}
 			fmt.Fprintf(w, "  [%s] %d. %s — %s\n", mark, i+1, s.Title, strings.Join(s.Files, ", "))
@@ -142,9 +129,15 @@ func inspect(w io.Writer, dir string, all bool) error {
 			clip(effectText(c.Effects), 40), decision, c.Outcome, c.DurationMS, clip(c.Decision.Rule, 60))
 	}
 
-	verdicts, err := readVerdicts(filepath.Join(dir, agent.TraceFile))
+	trace, err := agent.ReadTrace(dir)
 	if err != nil {
 		return failure(err)
+	}
+	var verdicts []agent.TraceEntry
+	for _, e := range trace {
+		if e.Kind == "critic_verdict" && e.Findings != nil {
+			verdicts = append(verdicts, e)
+		}
 	}
 	fmt.Fprintln(w, "\nCritic verdicts")
 	if len(verdicts) == 0 {
@@ -163,10 +156,7 @@ func inspect(w io.Writer, dir string, all bool) error {
 		}
 	}
 
-	usage := st.Usage
-	if rep != nil && rep.Metrics.Roles != nil {
-		usage = rep.Metrics.Roles
-	}
+	usage := st.Metrics.Roles
 	fmt.Fprintln(w, "\nTokens per role (prompt / completion, calls)")
 	total := agent.RoleUsage{}
 	for _, role := range slices.Sorted(maps.Keys(usage)) {
@@ -177,25 +167,22 @@ func inspect(w io.Writer, dir string, all bool) error {
 		fmt.Fprintf(w, "  %-14s %8d / %-8d %4d calls  %s\n", role, u.PromptTokens, u.CompletionTokens, u.Calls, u.Duration.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "  %-14s %8d / %-8d %4d calls\n", "total", total.PromptTokens, total.CompletionTokens, total.Calls)
-	cn := st.Counters
+	cn := st.Metrics.Counters
 	fmt.Fprintf(w, "Tool calls %d, failures %d, denials %d, confirmations %d, replayed on resume %d\n",
 		cn.ToolCalls, cn.ToolFailures, cn.Denials, cn.Confirmations, cn.Replayed)
 
 	fmt.Fprintln(w, "\nWhy it stopped")
-	switch {
-	case rep != nil:
-		fmt.Fprintf(w, "  %s: %s — %s\n", rep.Status, rep.Reason, rep.Explanation)
-		if rep.Detail != "" {
-			fmt.Fprintf(w, "  detail: %s\n", clip(rep.Detail, 400))
-		}
-		if rep.Reason.Resumable() {
-			fmt.Fprintf(w, "  continue with: trio resume %s\n", abs(dir))
-		}
-	case st.Reason != "":
-		fmt.Fprintf(w, "  %s — %s\n", st.Reason, st.Reason.Explain())
-	default:
-		fmt.Fprintf(w, "  not finished: phase %s, step %d, last checkpoint %s\n", st.Phase, st.Step+1, st.Updated.Local().Format(time.DateTime))
+	if st.Reason == "" {
+		fmt.Fprintf(w, "  not finished: phase %s, step %d, last checkpoint %s\n", st.Phase, st.Metrics.StepsDone+1, st.Updated.Local().Format(time.DateTime))
 		fmt.Fprintf(w, "  if no trio process is running it, continue with: trio resume %s\n", abs(dir))
+		return nil
+	}
+	fmt.Fprintf(w, "  %s: %s — %s\n", st.Status, st.Reason, st.Explanation)
+	if st.Detail != "" {
+		fmt.Fprintf(w, "  detail: %s\n", clip(st.Detail, 400))
+	}
+	if st.Reason.Resumable() {
+		fmt.Fprintf(w, "  continue with: trio resume %s\n", abs(dir))
 	}
 	return nil
 }
@@ -221,26 +208,6 @@ func readAudit(path string) ([]auditLine, error) {
 		var l auditLine
 		if json.Unmarshal(b, &l) == nil {
 			out = append(out, l)
-		}
-	})
-	return out, err
-}
-
-type verdictLine struct {
-	Kind         string          `json:"kind"`
-	Findings     critic.Findings `json:"findings"`
-	SuiteVersion int             `json:"suite_version"`
-}
-
-func readVerdicts(path string) ([]verdictLine, error) {
-	var out []verdictLine
-	err := eachLine(path, func(b []byte) {
-		if !strings.Contains(string(b), `"kind":"critic_verdict"`) {
-			return
-		}
-		var v verdictLine
-		if json.Unmarshal(b, &v) == nil && v.Kind == "critic_verdict" {
-			out = append(out, v)
 		}
 	})
 	return out, err

@@ -97,6 +97,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"trio demo: working in " + filepath.Join(dir, "trio-demo"), "[critic] verdict fail", "[critic] verdict pass",
+		"[critic] run_tests go test",
 		"COMPLETED", "project:    " + filepath.Join(dir, "trio-demo", "project"), "run folder: " + filepath.Join(dir, "trio-demo", "runs")} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
@@ -114,7 +115,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("inspect: exit %d\n%s", in.code, in.stderr)
 	}
 	for _, want := range []string{"[x] 2. Command", "run_tests", `commands.allow: "go test *"`, "1. fail", "2. pass",
-		"worker", "total", "completed: completed"} {
+		"worker", "total", "completed: completed", "Sandbox: local (not isolated)", "Started with: model=demo, sandbox=local"} {
 		if !strings.Contains(in.stdout, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, in.stdout)
 		}
@@ -175,7 +176,8 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	id := ids[0].Name()
 	in := trio(t, dir, nil, "inspect", filepath.Join(runs, id))
-	if in.code != 0 || !strings.Contains(in.stdout, "interrupted") || !strings.Contains(in.stdout, "trio resume") {
+	if in.code != 0 || !strings.Contains(in.stdout, "interrupted") || !strings.Contains(in.stdout, "trio resume") ||
+		!strings.Contains(in.stdout, "model=demo") {
 		t.Errorf("inspect of the interrupted run: exit %d\n%s%s", in.code, in.stdout, in.stderr)
 	}
 	r := trio(t, dir, nil, "resume", "--runs-dir", runs, id)
@@ -310,7 +312,8 @@ func TestToolsJSON(t *testing.T) {
 		role string
 		want []string
 	}{
-		{"", []string{"delete_file", "edit_file", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
+		{"", []string{"delete_file", "edit_file", "finish_step", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
+		{"worker", []string{"delete_file", "edit_file", "finish_step", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
 		{"planner", []string{"list_files", "read_file", "search_files"}},
 		{"critic", []string{"list_files", "read_file", "run_command", "run_tests"}},
 	} {

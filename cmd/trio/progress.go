@@ -86,13 +86,21 @@ func (p *progress) event(ev agent.Event) {
 			p.printf("  [%s] reply in %s, +%d/%d tokens (run %s)\n", ev.Role, ms(ev.Duration), ev.Tokens.Prompt, ev.Tokens.Completion, p.tokens())
 		}
 	case agent.EventToolCall:
+		outcome := "ok"
+		if ev.OK != nil && !*ev.OK {
+			outcome = "failed"
+		}
+		if ev.Role != agent.RoleWorker {
+			// The Critic's checks: the message is the command it ran.
+			p.printf("  [%s] %s %s · %s · %s · %s\n", ev.Role, ev.Tool, clip(ev.Message, 80), ev.Decision, ms(ev.Duration), outcome)
+			break
+		}
 		where := fmt.Sprintf("step %d/%d", ev.Step, p.steps)
 		if ev.Repair > 0 {
 			where = fmt.Sprintf("repair %d", ev.Repair)
 		}
-		outcome := "ok"
-		if ev.OK != nil && !*ev.OK {
-			outcome = "failed: " + clip(ev.Message, 100)
+		if outcome != "ok" {
+			outcome += ": " + clip(ev.Message, 100)
 		}
 		p.printf("  [worker] %s %s · %s · %s · %s\n", where, ev.Tool, ev.Decision, ms(ev.Duration), outcome)
 	case agent.EventCriticVerdict:

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -22,21 +18,45 @@ import (
 	"github.com/trioagent/trio/examples/demo"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox/containerd"
 )
 
-// recordFile is the command's own note in a run folder: how the run was
-// started, so that trio resume rebuilds the same model, policy and sandbox.
-const recordFile = "trio-cli.json"
-
-// runRecord is recordFile's content.
+// runRecord is how the command started a run, kept in the run's
+// checkpoint as agent metadata (keys "trio.*") so that trio resume
+// rebuilds the same model, policy and sandbox.
 type runRecord struct {
 	// Model is "endpoint", "demo" or "script".
-	Model      string `json:"model"`
-	Script     string `json:"script,omitempty"`
-	Config     string `json:"config,omitempty"`
-	Policy     string `json:"policy,omitempty"`
-	Unattended bool   `json:"unattended,omitempty"`
-	Sandbox    string `json:"sandbox,omitempty"`
+	Model      string
+	Script     string
+	Config     string
+	Policy     string
+	Unattended bool
+	Sandbox    string
+}
+
+// metadata is the record as agent.WithMetadata takes it.
+func (r runRecord) metadata() map[string]string {
+	md := map[string]string{"trio.model": r.Model, "trio.sandbox": r.Sandbox}
+	for k, v := range map[string]string{"trio.script": r.Script, "trio.config": r.Config, "trio.policy": r.Policy} {
+		if v != "" {
+			md[k] = v
+		}
+	}
+	if r.Unattended {
+		md["trio.unattended"] = "true"
+	}
+	return md
+}
+
+// recordOf reads a run's metadata back; a run started by another program
+// is taken for an endpoint run.
+func recordOf(md map[string]string) runRecord {
+	r := runRecord{Model: md["trio.model"], Script: md["trio.script"], Config: md["trio.config"],
+		Policy: md["trio.policy"], Unattended: md["trio.unattended"] == "true", Sandbox: md["trio.sandbox"]}
+	if r.Model == "" {
+		r.Model = "endpoint"
+	}
+	return r
 }
 
 // runFlags are the flags of run, demo and resume.
@@ -177,13 +197,12 @@ func newResumeCmd(g *globals, io stdio) *cobra.Command {
 		Short: "Continue an interrupted run from its checkpoint (RUN is a run id or a run folder)",
 		Long: `Resume continues a run from its checkpoint (state.json). A tool call that
 completed before the interruption is not run again. The model, policy and
-sandbox are those the run started with (recorded in trio-cli.json in the run
-folder); --sandbox overrides the sandbox.
+sandbox are those the run started with (recorded in the checkpoint's
+metadata); --sandbox overrides the sandbox.
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec := runRecord{Model: "endpoint"}
 			cfg, err := loadConfig(g.config)
 			if err != nil {
 				return err
@@ -192,11 +211,14 @@ folder); --sandbox overrides the sandbox.
 			if err != nil {
 				return err
 			}
-			if b, err := os.ReadFile(filepath.Join(dir, recordFile)); err == nil {
-				if err := json.Unmarshal(b, &rec); err != nil {
-					return failure(fmt.Errorf("%s: %w", filepath.Join(dir, recordFile), err))
+			st, err := agent.Inspect(dir)
+			if err != nil {
+				if errors.Is(err, agent.ErrNoRun) {
+					return configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
 				}
+				return failure(err)
 			}
+			rec := recordOf(st.Metadata)
 			if g.config == "" && rec.Config != "" {
 				if cfg, err = loadConfig(rec.Config); err != nil {
 					return err
@@ -239,7 +261,7 @@ func withoutPolicy(cfg *config.File) *config.File {
 
 // scriptModel is the demo's script, or the TRIO_SCRIPT file, behind the
 // loopback endpoint.
-func scriptModel(rec runRecord) (*scriptedEndpoint, error) {
+func scriptModel(rec runRecord) (*demo.Endpoint, error) {
 	var s *llm.Scripted
 	var err error
 	if rec.Model == "demo" {
@@ -250,7 +272,7 @@ func scriptModel(rec runRecord) (*scriptedEndpoint, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	m, err := newScriptedEndpoint(s)
+	m, err := demo.ServeScript(s)
 	if err != nil {
 		return nil, failure(err)
 	}
@@ -282,54 +304,14 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	rec.Policy = abs(polPath)
 	prog := newProgress(io.err, io.out, f.quiet, f.json)
 
-	var runID, runDir, ws string
-	if resumeDir != "" {
-		runDir, runID = resumeDir, filepath.Base(resumeDir)
-		if ws, err = checkpointWorkspace(resumeDir); err != nil {
-			return err
-		}
-	} else {
-		runID = newRunID()
-		runDir = filepath.Join(runs, runID)
-		ws = f.workspace
-		if ws == "" && pol.Workspace() != "" && pol.Workspace() != "." {
-			ws = pol.Workspace()
-		}
-		if ws == "" {
-			ws = filepath.Join(runDir, "workspace")
-		}
-		ws = abs(ws)
-	}
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return failure(fmt.Errorf("workspace: %w", err))
-	}
-
 	// Ctrl-C (or SIGTERM) cancels the run, which checkpoints and stops; a
 	// second Ctrl-C kills the process the usual way.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop)
 
-	sb, err := openSandbox(ctx, f.sandbox, cfg, ws, runID, limitsOf(pol.Limits()), prog.warn)
-	if err != nil {
-		if resumeDir == "" && ws == abs(filepath.Join(runDir, "workspace")) {
-			os.RemoveAll(runDir) // nothing ran: leave no empty run folder
-		}
-		return err
-	}
-	defer sb.Close()
-	if resumeDir == "" {
-		if err := os.MkdirAll(runDir, 0o755); err != nil {
-			return failure(err)
-		}
-		b, _ := json.MarshalIndent(rec, "", "  ")
-		if err := os.WriteFile(filepath.Join(runDir, recordFile), append(b, '\n'), 0o644); err != nil {
-			return failure(err)
-		}
-	}
-
 	opts := append(agentOptions(cfg, workerModelName(cfg)),
-		agent.WithPolicy(pol), agent.WithSandbox(sb), agent.WithWorkspace(ws),
+		agent.WithPolicy(pol), agent.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)),
 		agent.WithObserver(prog.event))
 	if cf := confirmerFor(io, pol, prog.warn); cf != nil {
 		defer cf.Close()
@@ -340,21 +322,35 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	if resumeDir != "" {
 		rep, err = agent.Resume(ctx, resumeDir, model, nil, opts...)
 		if errors.Is(err, agent.ErrRunFinished) && rep != nil {
-			fmt.Fprintf(io.err, "trio: run %s already finished (%s); nothing to resume\n", runID, rep.Reason)
-			prog.report(rep, runDir)
+			fmt.Fprintf(io.err, "trio: run %s already finished (%s); nothing to resume\n", filepath.Base(resumeDir), rep.Reason)
+			prog.report(rep, resumeDir)
 			return &exitError{code: exitCode(rep.Reason)}
 		}
 	} else {
+		// The workspace is --workspace, else the policy's when it names
+		// one, else the agent's default (runs/<run-id>/workspace).
+		ws := f.workspace
+		if ws == "" && pol.Workspace() != "" && pol.Workspace() != "." {
+			ws = pol.Workspace()
+		}
+		if ws != "" {
+			opts = append(opts, agent.WithWorkspace(ws))
+		}
+		opts = append(opts, agent.WithRunsDir(runs), agent.WithMetadata(rec.metadata()))
 		var a *agent.Agent
-		a, err = agent.New(model, nil, append(opts, agent.WithRunsDir(runs), agent.WithRunID(runID))...)
+		a, err = agent.New(model, nil, opts...)
 		if err == nil {
 			rep, err = a.Run(ctx, goal)
 		}
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrUnavailable), errors.Is(err, containerd.ErrConfig):
+		return configError(err)
+	default:
 		return failure(err)
 	}
-	prog.report(rep, runDir)
+	prog.report(rep, rep.RunDir)
 	code := exitCode(rep.Reason)
 	if code == exitOK {
 		return nil
@@ -387,29 +383,6 @@ func confirmerFor(io stdio, pol *policy.Policy, warn func(string)) *ttyConfirmer
 		return nil
 	}
 	return cf
-}
-
-// checkpointWorkspace reads the workspace a run folder's checkpoint names.
-func checkpointWorkspace(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, agent.StateFile))
-	if err != nil {
-		return "", configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
-	}
-	var st struct {
-		Workspace string `json:"workspace"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil || st.Workspace == "" {
-		return "", failure(fmt.Errorf("%s: no workspace in the checkpoint (%v)", filepath.Join(dir, agent.StateFile), err))
-	}
-	return st.Workspace, nil
-}
-
-// newRunID is a UTC timestamp with a random suffix, valid as a folder and
-// a container name.
-func newRunID() string {
-	var b [3]byte
-	rand.Read(b[:])
-	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
 // newDemoFolder creates ./trio-demo, or trio-demo-2, -3... when taken.

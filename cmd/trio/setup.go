@@ -1,20 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/cmd/trio/config"
 	"github.com/trioagent/trio/llm"
-	"github.com/trioagent/trio/llm/llmtest"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
@@ -141,117 +136,22 @@ func endpointModel(f *config.File) (llm.Model, error) {
 	return m, nil
 }
 
-// scriptedEndpoint serves a scripted model on loopback and talks to it with
-// the real OpenAI provider, so the demo exercises the production path. Its
-// cursor counts the replies the provider received (not those the server
-// handed out to a request that was then cancelled), so that a resumed run
-// asks again for a reply lost in flight.
-type scriptedEndpoint struct {
-	*llm.OpenAI
-	script *llm.Scripted
-	srv    *llmtest.Server
-
-	mu  sync.Mutex
-	got map[string]int
-}
-
-func newScriptedEndpoint(script *llm.Scripted) (*scriptedEndpoint, error) {
-	srv := llmtest.Start(llmtest.WithModel(script, nil))
-	models := map[string]string{}
-	for _, role := range []string{agent.RolePlanner, agent.RoleTestDesigner, agent.RoleWorker, agent.RoleCritic, agent.RoleSummarizer} {
-		models[role] = role // the server replays the role named by the model
-	}
-	p, err := llm.NewOpenAI(llm.OpenAIConfig{
-		BaseURL: srv.URL(), APIKey: "scripted", Model: "scripted", Models: models,
-		MaxRetries: -1,
-	})
-	if err != nil {
-		srv.Close()
-		return nil, err
-	}
-	return &scriptedEndpoint{OpenAI: p, script: script, srv: srv, got: map[string]int{}}, nil
-}
-
-// Complete asks the provider and counts a received reply.
-func (m *scriptedEndpoint) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	resp, err := m.OpenAI.Complete(ctx, req)
-	if err == nil {
-		m.mu.Lock()
-		m.got[req.Agent]++
-		m.mu.Unlock()
-	}
-	return resp, err
-}
-
-// Cursor is the replies received per role, for the run's checkpoint.
-func (m *scriptedEndpoint) Cursor() map[string]int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return maps.Clone(m.got)
-}
-
-// Seek moves the script to a checkpoint's cursor.
-func (m *scriptedEndpoint) Seek(c map[string]int) error {
-	if err := m.script.Seek(c); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	m.got = maps.Clone(c)
-	m.mu.Unlock()
-	return nil
-}
-
-func (m *scriptedEndpoint) Close() { m.srv.Close() }
-
 // limitsOf converts the policy's limits for the sandbox.
 func limitsOf(l policy.Limits) sandbox.Limits {
 	return sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network}
 }
 
-// openSandbox makes the run's sandbox: kind is the --sandbox flag, else the
-// configuration's, else auto (containerd when it answers, else local with
-// a warning).
-func openSandbox(ctx context.Context, kind string, f *config.File, ws, runID string, limits sandbox.Limits, warn func(string)) (sandbox.Sandbox, error) {
+// sandboxConfig describes the run's sandbox: kind is the --sandbox flag,
+// else the configuration's, else the agent's default (auto); the agent
+// opens it (containerd when it answers, else local with a warning).
+func sandboxConfig(kind string, f *config.File) agent.SandboxConfig {
 	if kind == "" {
 		kind = f.Sandbox.Kind
 	}
-	if kind == "" {
-		kind = config.SandboxAuto
-	}
 	cd := f.Sandbox.Containerd
-	switch kind {
-	case config.SandboxLocal:
-		return localSandbox(ws, limits)
-	case config.SandboxAuto, config.SandboxContainerd:
-		if err := containerd.Available(ctx, cd.Address); err != nil {
-			if kind == config.SandboxContainerd {
-				return nil, configError(fmt.Errorf("--sandbox containerd: %w", err))
-			}
-			warn(fmt.Sprintf("containerd is not reachable, so commands run with the LOCAL sandbox, which does NOT isolate them (%v)", err))
-			return localSandbox(ws, limits)
-		}
-	default:
-		return nil, configError(fmt.Errorf("--sandbox %q: want containerd, local or auto", kind))
-	}
-	sb, err := containerd.New(ctx, containerd.Config{
-		Address: cd.Address, Namespace: cd.Namespace, Workspace: ws, RunID: runID, Limits: limits,
-		RootFS: cd.RootFS, Image: cd.Image, UID: cd.UID, GID: cd.GID,
-	})
-	if err != nil {
-		if errors.Is(err, containerd.ErrConfig) {
-			return nil, configError(err)
-		}
-		return nil, failure(fmt.Errorf("containerd sandbox: %w", err))
-	}
-	return sb, nil
-}
-
-func localSandbox(ws string, limits sandbox.Limits) (sandbox.Sandbox, error) {
-	sb, err := sandbox.NewLocal(ws, limits)
-	if err != nil {
-		return nil, failure(err)
-	}
-	return sb, nil
+	return agent.SandboxConfig{Kind: kind, Containerd: containerd.Config{
+		Address: cd.Address, Namespace: cd.Namespace, RootFS: cd.RootFS, Image: cd.Image, UID: cd.UID, GID: cd.GID,
+	}}
 }
 
 // agentOptions turns the configuration's budgets and window into options.

@@ -16,13 +16,6 @@ import (
 	"github.com/trioagent/trio/tools"
 )
 
-// roleTools mirrors the agent's default per-role subsets (documented on
-// agent.WithRoleTools), which the agent does not export.
-var roleTools = map[string][]string{
-	agent.RolePlanner: {tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName},
-	agent.RoleCritic:  {tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName},
-}
-
 func newToolsCmd(io stdio) *cobra.Command {
 	var role string
 	var asJSON bool
@@ -30,9 +23,10 @@ func newToolsCmd(io stdio) *cobra.Command {
 		Use:   "tools",
 		Short: "List the tools of the registry with their JSON schemas",
 		Long: `Tools lists the built-in tools a run offers, with the JSON schema of their
-arguments, exactly as the model receives them. --role narrows the list to a
-role's default subset: planner, worker (every tool, plus the agent's
-finish_step) or critic. --json prints the OpenAI tool definitions.`,
+arguments, exactly as the model receives them. Without --role, and with
+--role worker, the list is the Worker's default: every built-in and the
+agent's finish_step; --role planner or critic shows that role's default
+subset. --json prints the OpenAI tool definitions.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			view, err := builtinView(role)
@@ -48,9 +42,6 @@ finish_step) or critic. --json prints the OpenAI tool definitions.`,
 				return nil
 			}
 			printTools(io.out, view)
-			if role == "" || role == agent.RoleWorker {
-				fmt.Fprintf(io.out, "\n%s (worker only, the agent's own): ends the current plan step with a note.\n", agent.FinishStepName)
-			}
 			return nil
 		},
 	}
@@ -59,14 +50,14 @@ finish_step) or critic. --json prints the OpenAI tool definitions.`,
 	return cmd
 }
 
-// builtinView builds the built-in tools over a throwaway workspace (their
-// schemas do not depend on it) and returns a role's view.
+// builtinView builds the built-in tools and finish_step over a throwaway
+// workspace (their schemas do not depend on it) and returns the view of a
+// role's default tools (agent.DefaultRoleTools).
 func builtinView(role string) (tools.View, error) {
-	var names []string
 	switch role {
-	case "", agent.RoleWorker:
-	case agent.RolePlanner, agent.RoleCritic:
-		names = roleTools[role]
+	case "":
+		role = agent.RoleWorker
+	case agent.RoleWorker, agent.RolePlanner, agent.RoleCritic:
 	default:
 		return tools.View{}, configError(fmt.Errorf("--role %q: want planner, worker or critic", role))
 	}
@@ -86,11 +77,11 @@ func builtinView(role string) (tools.View, error) {
 		return tools.View{}, failure(err)
 	}
 	defer ws.Close()
-	reg, err := tools.NewRegistry(tools.Builtins(ws)...)
+	reg, err := tools.NewRegistry(append(tools.Builtins(ws), agent.FinishStep())...)
 	if err != nil {
 		return tools.View{}, failure(err)
 	}
-	v, err := reg.View(names...)
+	v, err := reg.View(agent.DefaultRoleTools(role)...)
 	if err != nil {
 		return tools.View{}, failure(err)
 	}

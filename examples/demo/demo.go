@@ -5,7 +5,10 @@
 // in the sandbox; the Critic reports it, the Worker states its analysis and
 // repairs it, and every check passes.
 //
-// The files are embedded, so `trio demo` needs nothing on disk.
+// The files are embedded, so `trio demo` needs nothing on disk. Provider
+// serves the script over loopback to the real OpenAI-compatible provider
+// (ServeScript does so for any script); its cursor counts only the replies
+// the client received, so an interrupted demo resumes as is.
 package demo
 
 import (

@@ -3,6 +3,8 @@ package demo
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/llm/llmtest"
@@ -13,40 +15,92 @@ var Roles = []string{"planner", "test_designer", "worker", "critic", "summarizer
 
 // Provider serves the demo's script over HTTP on loopback (an
 // OpenAI-compatible endpoint) and returns the real openai-go provider
-// talking to it, so the demo exercises the production path. Each role is
-// sent as its own model name. The model also has the script's Cursor and
-// Seek, so agent.Resume continues a demo run where the script stopped.
-// Call stop when the run is over.
+// talking to it, so the demo exercises the production path. The model
+// has Cursor and Seek, so agent.Resume continues a demo run where the
+// script stopped (see Endpoint). Call stop when the run is over.
 func Provider() (model llm.Model, stop func(), err error) {
 	script, err := Model()
 	if err != nil {
 		return nil, nil, err
 	}
-	srv := llmtest.Start(llmtest.WithModel(script, nil))
+	ep, err := ServeScript(script)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ep, ep.Close, nil
+}
+
+// Endpoint is a scripted model served on loopback and reached through the
+// real OpenAI-compatible provider, each role sent as its own model name.
+// Its Cursor counts the replies the provider received, not those the
+// server handed to a request that was then cancelled: a reply lost in
+// flight is asked for again when a run resumes from the cursor.
+type Endpoint struct {
+	p      *llm.OpenAI
+	script *llm.Scripted
+	srv    *llmtest.Server
+
+	mu  sync.Mutex
+	got map[string]int // replies received per role
+}
+
+// ServeScript serves script as Provider serves the demo's (the trio
+// command does so for a TRIO_SCRIPT file). Close the Endpoint when done.
+func ServeScript(script *llm.Scripted) (*Endpoint, error) {
+	return serve(script, script)
+}
+
+// serve answers requests with served, which is script or a wrapper of it
+// (tests lose replies in flight with one).
+func serve(script *llm.Scripted, served llm.Model) (*Endpoint, error) {
+	srv := llmtest.Start(llmtest.WithModel(served, nil))
 	models := make(map[string]string, len(Roles))
 	for _, r := range Roles {
-		models[r] = r
+		models[r] = r // the server replays the role named by the model
 	}
-	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL(), APIKey: "demo", Model: "worker", Models: models})
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{
+		BaseURL: srv.URL(), APIKey: "demo", Model: "worker", Models: models,
+		// A retry would take the next reply of the script: no retries.
+		MaxRetries: -1,
+	})
 	if err != nil {
 		srv.Close()
-		return nil, nil, fmt.Errorf("demo: provider: %w", err)
+		return nil, fmt.Errorf("demo: provider: %w", err)
 	}
-	return httpModel{p: p, s: script}, srv.Close, nil
+	return &Endpoint{p: p, script: script, srv: srv, got: map[string]int{}}, nil
 }
 
-// httpModel answers through the provider and keeps the script's position.
-type httpModel struct {
-	p *llm.OpenAI
-	s *llm.Scripted
+// Complete asks the provider and counts a received reply.
+func (e *Endpoint) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := e.p.Complete(ctx, req)
+	if err == nil {
+		e.mu.Lock()
+		e.got[req.Agent]++
+		e.mu.Unlock()
+	}
+	return resp, err
 }
 
-func (m httpModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	return m.p.Complete(ctx, req)
+// Cursor is the replies received per role, for a run's checkpoint.
+func (e *Endpoint) Cursor() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.got)
 }
 
-// Cursor is the script's position per role.
-func (m httpModel) Cursor() map[string]int { return m.s.Cursor() }
+// Seek moves the script to a checkpoint's cursor.
+func (e *Endpoint) Seek(c map[string]int) error {
+	if err := e.script.Seek(c); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.got = maps.Clone(c)
+	if e.got == nil {
+		e.got = map[string]int{}
+	}
+	e.mu.Unlock()
+	return nil
+}
 
-// Seek moves the script to a saved position.
-func (m httpModel) Seek(c map[string]int) error { return m.s.Seek(c) }
+// Close stops the loopback server.
+func (e *Endpoint) Close() { e.srv.Close() }

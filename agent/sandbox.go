@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/containerd"
+)
+
+// Sandbox kinds for SandboxConfig.Kind.
+const (
+	// SandboxAuto is containerd when it answers, else local with a warning
+	// event. The default.
+	SandboxAuto = "auto"
+	// SandboxContainerd is containerd or nothing: the run fails with the
+	// sandbox's guidance when containerd is unreachable.
+	SandboxContainerd = "containerd"
+	// SandboxLocal runs commands on this machine without isolation (a
+	// warning event says so).
+	SandboxLocal = "local"
+)
+
+// SandboxConfig describes the sandbox a run opens once its run id and
+// workspace are known. The run closes it when it ends; Resume opens a new
+// one.
+type SandboxConfig struct {
+	// Kind is SandboxAuto (also when empty), SandboxContainerd or
+	// SandboxLocal.
+	Kind string
+	// Containerd configures the containerd sandbox (address, namespace,
+	// root file system, user...). Its Workspace, RunID and Limits are the
+	// run's: the workspace, the run id and the policy's limits. An empty
+	// Address is $TRIO_CONTAINERD_ADDRESS, else containerd.DefaultAddress;
+	// auto asks containerd.Available there.
+	Containerd containerd.Config
+}
+
+// WithSandboxConfig describes where commands run; the run opens that
+// sandbox itself (see SandboxConfig). Without this option or WithSandbox,
+// a run uses SandboxConfig{Kind: SandboxAuto}.
+func WithSandboxConfig(sc SandboxConfig) Option {
+	return func(c *config) error {
+		switch sc.Kind {
+		case "":
+			sc.Kind = SandboxAuto
+		case SandboxAuto, SandboxContainerd, SandboxLocal:
+		default:
+			return fmt.Errorf("agent: WithSandboxConfig: kind %q: want %s, %s or %s", sc.Kind, SandboxAuto, SandboxContainerd, SandboxLocal)
+		}
+		c.sandboxCfg = &sc
+		return nil
+	}
+}
+
+// sandboxChoice is what a run will open, decided before the run folder is
+// made so that an unreachable containerd leaves nothing behind.
+type sandboxChoice struct {
+	given sandbox.Sandbox // WithSandbox: used as is, never closed
+	kind  string          // SandboxContainerd or SandboxLocal
+	cfg   containerd.Config
+	// fallback is why auto fell back to local.
+	fallback error
+}
+
+// chooseSandbox resolves the configured kind; SandboxContainerd with
+// containerd unreachable is an error wrapping containerd.ErrUnavailable.
+func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
+	if a.cfg.sandbox != nil {
+		return sandboxChoice{given: a.cfg.sandbox}, nil
+	}
+	sc := SandboxConfig{Kind: SandboxAuto}
+	if a.cfg.sandboxCfg != nil {
+		sc = *a.cfg.sandboxCfg
+	}
+	ch := sandboxChoice{kind: sc.Kind, cfg: sc.Containerd}
+	if sc.Kind == SandboxLocal {
+		return ch, nil
+	}
+	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
+		if sc.Kind == SandboxContainerd {
+			return ch, fmt.Errorf("agent: sandbox %s: %w", SandboxContainerd, err)
+		}
+		ch.kind, ch.fallback = SandboxLocal, err
+		return ch, nil
+	}
+	ch.kind = SandboxContainerd
+	return ch, nil
+}
+
+// openSandbox opens the chosen sandbox for this run's workspace. The
+// sandbox it returns as owned is closed when the run ends.
+func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned sandbox.Sandbox, err error) {
+	ch := r.choice
+	switch {
+	case ch.given != nil:
+		return ch.given, nil, nil
+	case ch.kind == SandboxContainerd:
+		cfg := ch.cfg
+		cfg.Workspace, cfg.RunID, cfg.Limits = r.st.Workspace, r.st.RunID, limits
+		c, err := containerd.New(ctx, cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent: containerd sandbox: %w", err)
+		}
+		return c, c, nil
+	}
+	l, err := sandbox.NewLocal(r.st.Workspace, limits)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent: local sandbox: %w", err)
+	}
+	return l, l, nil
+}
+
+// sandboxWarning is the warning event for a sandbox that does not isolate.
+func (r *run) sandboxWarning() string {
+	info := r.sb.Info()
+	if info.Isolated {
+		return ""
+	}
+	if r.choice.fallback != nil {
+		return fmt.Sprintf("containerd is not reachable, so commands run with the LOCAL sandbox, which does NOT isolate them (%v)", r.choice.fallback)
+	}
+	return fmt.Sprintf("the %s sandbox does not isolate: commands run on this machine as this user, limited only by the policy", info.Kind)
+}

@@ -1,0 +1,58 @@
+package summarizer
+
+import (
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+func memoTools(desc string) []openai.ChatCompletionToolUnionParam {
+	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}
+	return []openai.ChatCompletionToolUnionParam{
+		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "read_file", Description: openai.String(desc), Parameters: params}),
+		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "write_file", Description: openai.String("Write a file."), Parameters: params}),
+	}
+}
+
+// The Worker's definitions are counted once, not encoded on every turn;
+// other definitions are counted afresh.
+func TestToolsMemo(t *testing.T) {
+	t.Parallel()
+	c, err := NewCounter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := memoTools("Read a file.")
+	want := c.CountTools(defs)
+	tests := []struct {
+		name string
+		defs []openai.ChatCompletionToolUnionParam
+		// hit: the memo answers (the planted count comes back).
+		hit bool
+	}{
+		{"same slice", defs, true},
+		{"a copy of the same definitions", append([]openai.ChatCompletionToolUnionParam(nil), defs...), true},
+		{"one definition fewer", defs[:1], false},
+		{"another description", memoTools("Read a file of the workspace, with line numbers."), false},
+		{"custom tool", []openai.ChatCompletionToolUnionParam{openai.ChatCompletionCustomTool(openai.ChatCompletionCustomToolCustomParam{Name: "grammar"})}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var m toolsMemo
+			if got := m.count(c, defs); got != want {
+				t.Fatalf("first count %d, want %d", got, want)
+			}
+			const planted = -7
+			m.tok = planted
+			got := m.count(c, tt.defs)
+			if hit := got == planted; hit != tt.hit {
+				t.Errorf("memo hit %v (count %d), want %v", hit, got, tt.hit)
+			}
+			if !tt.hit && got != c.CountTools(tt.defs) {
+				t.Errorf("recount %d, want %d", got, c.CountTools(tt.defs))
+			}
+		})
+	}
+}
