@@ -117,3 +117,45 @@ func TestDecodeOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeOutputChecksSchema: replies are checked against the schema
+// SchemaOf gives, types and enums included, with the field named.
+func TestDecodeOutputChecksSchema(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string // want: the whole error, "" for success
+	}{
+		{"ok", `{"verdict":"pass","reasons":[]}`, ""},
+		{"null array", `{"verdict":"fail","reasons":null}`, ""},
+		{"enum", `{"verdict":"maybe","reasons":[]}`, `structured output: verdict: must be one of "pass", "fail"; got "maybe"`},
+		{"item type", `{"verdict":"fail","reasons":["a",2]}`, `structured output: reasons[1]: expected string, got integer`},
+		{"unknown", `{"verdict":"fail","reasons":[],"why":"x"}`, `structured output: unknown field "why" (accepted: reasons, verdict)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := llm.DecodeOutput[verdict](tt.in)
+			if tt.want == "" {
+				if err != nil || v.Verdict == "" {
+					t.Fatalf("DecodeOutput = %+v, %v", v, err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeOutput is the cost of checking and decoding one structured
+// reply, paid on every planner, critic and summarizer turn.
+func BenchmarkDecodeOutput(b *testing.B) {
+	const in = "```json\n" + `{"goal":"g","notes":"n","steps":[{"id":"s1","files":["a.go","b.go"]},{"id":"s2","files":["c.go"],"owner":{"name":"x"}},{"id":"s3","files":[]}]}` + "\n```"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := llm.DecodeOutput[testPlan](in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

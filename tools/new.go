@@ -8,6 +8,8 @@ import (
 	"regexp"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/trioagent/trio/internal/schema"
 )
 
 // validName is what OpenAI accepts as a function name.
@@ -16,14 +18,10 @@ var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // effecter is implemented by argument structs that declare what a call does.
 type effecter interface{ Effects() []Effect }
 
-// validator is implemented by argument structs with rules beyond the schema.
-type validator interface{ Validate() error }
-
 // typed is a Tool built by New.
 type typed[A any] struct {
 	name, description string
 	schema            *jsonschema.Schema
-	check             *node
 	// prepare, for built-ins, resolves arguments against the workspace
 	// (cleaning paths, parsing commands) after decoding; its error goes back
 	// to the model.
@@ -54,31 +52,16 @@ func newTyped[A any](name, description string, prepare func(*A) error, fn func(c
 	if fn == nil {
 		panic(fmt.Sprintf("tools.New(%q): nil function", name))
 	}
-	s := reflectSchema(t)
-	check, err := compileSchema(s)
+	s, err := schema.For(t)
+	if err == nil {
+		// Compile (and cache) the check Decode runs, so a bad schema
+		// panics here rather than on the first call.
+		_, err = schema.ValidatorFor(t)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("tools.New(%q): %v", name, err))
 	}
-	return &typed[A]{name: name, description: description, schema: s, check: check, prepare: prepare, fn: fn}
-}
-
-// reflectSchema derives an inline object schema: no $schema, $id, $ref or
-// $defs, additionalProperties false, required unless omitempty/omitzero.
-func reflectSchema(t reflect.Type) *jsonschema.Schema {
-	r := &jsonschema.Reflector{
-		Anonymous:      true,
-		DoNotReference: true,
-		ExpandedStruct: true,
-	}
-	s := r.ReflectFromType(t)
-	s.Version = ""
-	s.ID = ""
-	s.Definitions = nil
-	if s.Properties == nil || s.Properties.Len() == 0 {
-		// OpenAI wants "properties" even for a tool without arguments.
-		s.Properties = jsonschema.NewProperties()
-	}
-	return s
+	return &typed[A]{name: name, description: description, schema: s, prepare: prepare, fn: fn}
 }
 
 func (t *typed[A]) Name() string               { return t.name }
@@ -88,7 +71,7 @@ func (t *typed[A]) Schema() *jsonschema.Schema { return t.schema }
 // Decode checks raw against the schema (naming the field on any problem),
 // then decodes it into A.
 func (t *typed[A]) Decode(raw json.RawMessage) (Invocation, error) {
-	args, err := decodeArgs[A](t.check, raw)
+	args, err := decodeArgs[A](raw)
 	if err != nil {
 		return Invocation{}, err
 	}
@@ -111,23 +94,4 @@ func (t *typed[A]) Decode(raw json.RawMessage) (Invocation, error) {
 			return res, nil
 		},
 	}, nil
-}
-
-// decodeArgs validates raw with check and decodes it into A, running A's
-// Validate method when it has one.
-func decodeArgs[A any](check *node, raw json.RawMessage) (A, error) {
-	var args A
-	raw = normalizeArgs(raw)
-	if err := check.validateRaw(raw); err != nil {
-		return args, err
-	}
-	if err := strictUnmarshal(raw, &args); err != nil {
-		return args, err
-	}
-	if v, ok := any(&args).(validator); ok {
-		if err := v.Validate(); err != nil {
-			return args, err
-		}
-	}
-	return args, nil
 }

@@ -135,6 +135,7 @@ func TestDecodeStrict(t *testing.T) {
 		{"unknown", `{"path":"a","colour":"red"}`, `argument "colour": unknown argument (accepted: inner, limit, mode, path, ratio, tags, verbose)`},
 		{"wrong type", `{"path":1}`, `argument "path": expected string, got integer`},
 		{"null", `{"path":null}`, `argument "path": expected string, got null`},
+		{"null array", `{"path":"a","tags":null}`, ""}, // Go's own encoding of a nil slice
 		{"float for int", `{"path":"a","limit":1.5}`, `argument "limit": expected integer, got number`},
 		{"string for bool", `{"path":"a","verbose":"yes"}`, `argument "verbose": expected boolean, got string`},
 		{"enum", `{"path":"a","mode":"medium"}`, `argument "mode": must be one of "fast", "slow"; got "medium"`},
@@ -219,5 +220,18 @@ func TestForModelBounded(t *testing.T) {
 	small := tools.Result{OK: true, Output: "done"}.ForModel()
 	if small != `{"ok":true,"output":"done"}` {
 		t.Errorf("small ForModel = %s", small)
+	}
+}
+
+// BenchmarkDecode is the cost of checking and decoding one tool call's
+// arguments, paid on every call the model makes.
+func BenchmarkDecode(b *testing.B) {
+	tool := sampleTool()
+	raw := json.RawMessage(`{"path":"a","mode":"fast","limit":3,"ratio":0.5,"verbose":true,"tags":["x","y"],"inner":{"name":"n","count":2}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.Decode(raw); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
