@@ -17,7 +17,9 @@
 //
 // Decode is strict: invalid JSON, an unknown field, a missing required field
 // or a wrong type is an error that names the field, e.g.
-// `argument "path": expected string, got number`. If the struct (or a pointer
+// `argument "path": expected string, got number`. JSON null is accepted
+// for a slice, map or pointer field (Go decodes it as nil) and refused for
+// a string, number or boolean. If the struct (or a pointer
 // to it) has a method `Effects() []Effect`, the gate clears those effects
 // with the policy before the tool runs (a tool without effects is judged by
 // its name alone, under the policy's tools rules); if it has
