@@ -13,7 +13,7 @@ var finishStepDescription string
 
 // FinishArgs are the arguments of finish_step.
 type FinishArgs struct {
-	Note string `json:"note" jsonschema:"description=What the step did, in a sentence or two."`
+	Note string `json:"note" jsonschema:"description=What the step did\\, in a sentence or two."`
 }
 
 // finishStep is the tool that ends the Worker's step. It changes nothing;

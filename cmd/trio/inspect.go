@@ -46,7 +46,12 @@ func newInspectCmd(g *globals, io stdio) *cobra.Command {
 and shows the plan and its steps, every tool call with the policy's decision,
 the Critic's verdicts and last findings, tokens per role and why the run
 stopped. It works on finished runs (report.json) and on interrupted or
-running ones (state.json).`,
+running ones (state.json).
+
+Exit codes: 0 shown, 3 no such run (or not a run folder).`,
+		Example: `  trio inspect runs/20261130-172510-6eab9f
+  trio inspect 20261130-172510-6eab9f          # an id under ./runs (or --runs-dir)
+  trio inspect --all trio-demo/runs/20261130-172510-6eab9f`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(g.config)
@@ -70,7 +75,7 @@ func inspect(w io.Writer, dir string, all bool) error {
 	st, err := agent.Inspect(dir)
 	if err != nil {
 		if errors.Is(err, agent.ErrNoRun) {
-			return configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
+			return configError(notRunFolder(dir))
 		}
 		return failure(err)
 	}
@@ -177,7 +182,7 @@ func inspect(w io.Writer, dir string, all bool) error {
 		fmt.Fprintf(w, "  if no trio process is running it, continue with: trio resume %s\n", abs(dir))
 		return nil
 	}
-	fmt.Fprintf(w, "  %s: %s — %s\n", st.Status, st.Reason, st.Explanation)
+	fmt.Fprintf(w, "  %s\n", stopLine(st.Status, st.Status, st.Reason, st.Explanation))
 	if st.Detail != "" {
 		fmt.Fprintf(w, "  detail: %s\n", clip(st.Detail, 400))
 	}

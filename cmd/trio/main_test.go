@@ -115,7 +115,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("inspect: exit %d\n%s", in.code, in.stderr)
 	}
 	for _, want := range []string{"[x] 2. Command", "run_tests", `commands.allow: "go test *"`, "1. fail", "2. pass",
-		"worker", "total", "completed: completed", "Sandbox: local (not isolated)", "Started with: model=demo, sandbox=local"} {
+		"worker", "total", "completed — the Critic's checks pass", "Sandbox: local (not isolated)", "Started with: model=demo, sandbox=local"} {
 		if !strings.Contains(in.stdout, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, in.stdout)
 		}
@@ -245,7 +245,8 @@ func TestPolicyCheck(t *testing.T) {
 		t.Errorf("broken file: exit %d\n%s", r.code, r.stderr)
 	}
 	good, _ := filepath.Abs("../../configs/policy.strict.yaml")
-	if r := trio(t, dir, nil, "policy", "check", good); r.code != exitOK || !strings.Contains(r.stdout, "ok") {
+	if r := trio(t, dir, nil, "policy", "check", good); r.code != exitOK || !strings.Contains(r.stdout, "ok") ||
+		!strings.Contains(r.stdout, "memory 1GiB") || !strings.Contains(r.stdout, "output 64KiB") {
 		t.Errorf("good file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -288,11 +289,17 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{[]string{"bogus"}, "unknown command"},
 		{[]string{"run", "--nope"}, "unknown flag"},
 		{[]string{"run"}, "no goal"},
-		{[]string{"run", "--goal", "a", "--goal-file", "b"}, "goal"},
+		{[]string{"run", "--goal", "a", "--goal-file", "b"}, "give --goal TEXT or --goal-file FILE, not both"},
+		{[]string{"run", "--goal-file", "missing.md"}, "--goal-file: open missing.md"},
+		{[]string{"demo", "--sandbox", "bogus"}, `--sandbox "bogus": want containerd, local (no isolation) or auto`},
+		{[]string{"run", "--goal", "x", "--sandbox", "docker"}, `--sandbox "docker"`},
 		{[]string{"run", "--config", "bad.yaml", "--goal", "x"}, "bad.yaml:2"},
 		{[]string{"resume", "nope"}, `no run "nope"`},
 		{[]string{"tools", "--role", "boss"}, "--role"},
 		{[]string{"inspect"}, "accepts 1 arg"},
+		{[]string{"inspect", "."}, "is not a run folder: it has no state.json"},
+		{[]string{"resume", "."}, "is not a run folder: it has no state.json"},
+		{[]string{"policy", "explain"}, "no command to explain: give it after --"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -303,6 +310,15 @@ func TestUsageAndConfigErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Cleanup(func() {
+		// A usage error creates nothing: no demo folder, no run folder.
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.Name() != "bad.yaml" {
+				t.Errorf("usage errors left %s", e.Name())
+			}
+		}
+	})
 }
 
 func TestToolsJSON(t *testing.T) {
@@ -342,7 +358,10 @@ func TestToolsJSON(t *testing.T) {
 			t.Errorf("role %q: tools %v, want %v", tt.role, names, tt.want)
 		}
 	}
-	if r := trio(t, dir, nil, "tools"); r.code != 0 || !strings.Contains(r.stdout, "path (string, required)") || !strings.Contains(r.stdout, "finish_step") {
+	// A description announcing a list ("in one of two ways:") keeps it; a
+	// comma in a field's description does not cut it short.
+	if r := trio(t, dir, nil, "tools"); r.code != 0 || !strings.Contains(r.stdout, "path (string, required)") || !strings.Contains(r.stdout, "finish_step") ||
+		!strings.Contains(r.stdout, "in one of two ways:\n  1. ") || !strings.Contains(r.stdout, "What the step did, in a sentence or two.") {
 		t.Errorf("tools: exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -357,6 +376,12 @@ func TestVersionAndHelp(t *testing.T) {
 		r := trio(t, dir, nil, args...)
 		if r.code != 0 || !strings.Contains(r.stdout, "130  interrupted") || !strings.Contains(r.stdout, "2    a budget was spent") {
 			t.Errorf("%v: exit %d, exit codes not documented:\n%s", args, r.code, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"run"}, {"demo"}, {"resume"}, {"inspect"}, {"tools"}, {"policy", "check"}, {"policy", "explain"}} {
+		r := trio(t, dir, nil, append(args, "--help")...)
+		if r.code != 0 || !strings.Contains(r.stdout, "Examples:\n") || !strings.Contains(r.stdout, "\n  trio "+args[0]) || !strings.Contains(r.stdout, "xit codes") {
+			t.Errorf("%v --help: exit %d, no examples or exit codes:\n%s", args, r.code, r.stdout)
 		}
 	}
 }
@@ -418,11 +443,16 @@ func TestContainerdUnreachable(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "no.sock")
 	r := trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock), "demo", "--sandbox", "containerd", "--workspace", "ws", "--runs-dir", "runs")
-	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || !strings.Contains(r.stderr, "sandbox: local") {
+	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || !strings.Contains(r.stderr, "--sandbox local runs commands without isolation") {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); len(entries) != 0 {
 		t.Errorf("run folders left: %v", entries)
+	}
+	// The demo's own folder is not left behind either.
+	r = trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock), "demo", "--sandbox", "containerd")
+	if _, err := os.Stat(filepath.Join(dir, "trio-demo")); r.code != exitConfig || err == nil {
+		t.Errorf("demo: exit %d, trio-demo stat %v:\n%s", r.code, err, r.stderr)
 	}
 	// auto falls back to local and says that it does not isolate.
 	script := filepath.Join(dir, "script.yaml")
@@ -477,5 +507,21 @@ func TestBudgetFromConfig(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "run folder: "+filepath.Join(dir, "runs")) {
 		t.Errorf("runs_dir default is not ./runs:\n%s", r.stderr)
+	}
+}
+
+// A policy named by trio.yaml that is not there: the error says the path
+// came from the configuration and is relative to its folder.
+func TestConfigPolicyPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "conf"), 0o755)
+	os.WriteFile(filepath.Join(dir, "conf", "trio.yaml"), []byte("policy: policy.yaml\n"), 0o644)
+	script := filepath.Join(dir, "script.yaml")
+	os.WriteFile(script, []byte(ptyScript), 0o644)
+	r := trio(t, dir, cleanEnv(envScript+"="+script), "run", "--config", "conf/trio.yaml", "--goal", "x")
+	if r.code != exitConfig || !strings.Contains(r.stderr, filepath.Join("conf", "policy.yaml")) ||
+		!strings.Contains(r.stderr, "the policy key of conf/trio.yaml") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
 }

@@ -15,7 +15,10 @@ func newPolicyCmd(io stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Check a policy file, or explain what it decides for a command",
-		Long:  "Policy files are described in docs/policy.md.",
+		Long: `Policy files decide every action of a run: which commands run, which
+workspace paths may be read or written, the limits of commands and how long
+a confirmation waits. They are described in docs/policy.md; configs/ holds
+three ready-made ones (strict, unattended, interactive).`,
 	}
 	cmd.AddCommand(newPolicyCheckCmd(io), newPolicyExplainCmd(io))
 	return cmd
@@ -25,19 +28,38 @@ func newPolicyCheckCmd(io stdio) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a policy file; every problem names its line (exit 3 when invalid)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Check validates a policy file and prints what it sets: mode, workspace,
+shell mode, limits and the confirmation timeout. Every problem names the
+file and line. The format is described in docs/policy.md.
+
+Exit codes: 0 valid, 3 invalid (or unreadable).`,
+		Example: `  trio policy check configs/policy.interactive.yaml`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := policy.Load(args[0])
 			if err != nil {
 				return configError(err)
 			}
 			l := p.Limits()
-			mode := "interactive"
+			mode := "interactive (a run asks on the terminal; without one, ask means deny)"
 			if p.Unattended() {
-				mode = "unattended"
+				mode = "unattended (ask means deny)"
 			}
-			fmt.Fprintf(io.out, "%s: ok — mode %s, workspace %s, shell %v; limits: timeout %s, memory %d bytes, cpus %g, pids %d, output %d bytes, network %v; confirm timeout %s\n",
-				args[0], mode, p.Workspace(), p.Shell(), l.Timeout, l.Memory, l.CPUs, l.Pids, l.Output, l.Network, p.ConfirmTimeout())
+			shell := "off (pipes, ;, &&, redirections refused)"
+			if p.Shell() {
+				shell = "on (each simple command judged on its own)"
+			}
+			fmt.Fprintf(io.out, "%s: ok\n", args[0])
+			fmt.Fprintf(io.out, "  mode:      %s\n", mode)
+			ws := p.Workspace()
+			if ws == "" || ws == "." {
+				ws = ". (trio run builds in runs/<run-id>/workspace unless --workspace is given)"
+			}
+			fmt.Fprintf(io.out, "  workspace: %s\n", ws)
+			fmt.Fprintf(io.out, "  shell:     %s\n", shell)
+			fmt.Fprintf(io.out, "  limits:    timeout %s, memory %s, cpus %g, pids %d, output %s, network %s\n",
+				l.Timeout, bytesText(l.Memory), l.CPUs, l.Pids, bytesText(l.Output), onOff(l.Network))
+			fmt.Fprintf(io.out, "  confirm:   no answer in %s = no\n", p.ConfirmTimeout())
 			return nil
 		},
 	}
@@ -55,9 +77,17 @@ which may hold shell syntax (trio policy explain -- 'go test ./... | tail').
 Paths in the command are judged against --workspace (default: the current
 folder; /workspace means the same folder, as inside the sandbox).
 
-Exit codes: 0 allow, 10 ask, 11 deny (an unattended policy denies what it
-would ask, and says so), 3 bad policy file or usage.`,
-		Args: cobra.MinimumNArgs(1),
+Exit codes: 0 allow, 10 ask, 11 deny, 3 bad policy file or usage. With an
+unattended policy, ask is still 10 and the output notes that a run denies it.`,
+		Example: `  trio policy explain --policy configs/policy.interactive.yaml -- rm -rf build
+  trio policy explain --policy configs/policy.interactive.yaml -- 'go test ./... | tail -5'
+  trio policy explain -- python3 -m pytest`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return configError(errors.New("no command to explain: give it after --, as in trio policy explain -- rm -rf build"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := policy.Default()
 			name := "built-in strict policy"
@@ -108,6 +138,26 @@ would ask, and says so), 3 bad policy file or usage.`,
 	cmd.Flags().StringVar(&file, "policy", "", "policy file (default: the built-in strict policy)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace paths are judged against (default: the current folder)")
 	return cmd
+}
+
+// bytesText is a byte count in the policy file's units (64KiB, 1GiB).
+func bytesText(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // shellJoin quotes words so that ParseCommand gives them back as argv.

@@ -100,19 +100,21 @@ func (p *progress) event(ev agent.Event) {
 			where = fmt.Sprintf("repair %d", ev.Repair)
 		}
 		if outcome != "ok" {
-			outcome += ": " + clip(ev.Message, 100)
+			outcome += ": " + clip(resultText(ev.Message), 100)
 		}
-		p.printf("  [worker] %s %s · %s · %s · %s\n", where, ev.Tool, ev.Decision, ms(ev.Duration), outcome)
+		p.printf("  [worker] %s %s · %s · %s · %s\n", where, ev.Tool, decisionText(ev), ms(ev.Duration), outcome)
 	case agent.EventCriticVerdict:
-		p.printf("[critic] verdict %s: %s  (tokens so far %s)\n", ev.Verdict, clip(ev.Message, 300), p.tokens())
+		p.printf("[critic] verdict %s  (tokens so far %s)\n", verdictText(ev), p.tokens())
 	case agent.EventRepairStarted:
-		p.printf("[worker] repair round %d: %s\n", ev.Repair, clip(ev.Message, 200))
+		// The message is the findings the Worker reads; the verdict line
+		// just above has already said what failed.
+		p.printf("[worker] repair round %d: repairing what the Critic found\n", ev.Repair)
 	case agent.EventTestRepair:
 		p.printf("[test_designer] repairing the tests: %s\n", clip(ev.Message, 200))
 	case agent.EventSummary, agent.EventMasked:
 		p.printf("  [summarizer] %s\n", ev.Message)
 	case agent.EventRunFinished:
-		p.printf("trio: run finished: %s (%s)\n", ev.Reason, ev.Message)
+		// The final report, printed next, says how the run ended.
 	default:
 		p.printf("trio: %s %s\n", ev.Kind, ev.Message)
 	}
@@ -124,11 +126,11 @@ func (p *progress) report(r *agent.Report, runDir string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := r.Metrics
-	fmt.Fprintf(p.w, "\n%s: %s — %s\n", strings.ToUpper(r.Status), r.Reason, r.Explanation)
+	fmt.Fprintf(p.w, "\n%s\n", stopLine(strings.ToUpper(r.Status), r.Status, r.Reason, r.Explanation))
 	if r.Detail != "" {
 		fmt.Fprintf(p.w, "  detail: %s\n", clip(r.Detail, 400))
 	}
-	fmt.Fprintf(p.w, "  steps %d/%d, checks %d, repair rounds %d, first pass %v\n", m.StepsDone, m.Steps, m.Checks, m.RepairRounds, m.FirstPass)
+	fmt.Fprintf(p.w, "  steps %d/%d, checks %d, repair rounds %d, first pass: %s\n", m.StepsDone, m.Steps, m.Checks, m.RepairRounds, yesNo(m.FirstPass))
 	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied, %d confirmed)\n",
 		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials, m.Confirmations)
 	fmt.Fprintf(p.w, "  wall time %s (model %s, tools %s); sandbox %s\n", m.WallTime.Round(time.Millisecond),
@@ -141,6 +143,106 @@ func (p *progress) report(r *agent.Report, runDir string) {
 	default:
 		fmt.Fprintf(p.w, "  details: trio inspect %s\n", abs(runDir))
 	}
+}
+
+// stopLine is "LABEL — explanation", with the stop reason in parentheses
+// when it says more than the status ("FAILED (same_failure) — ...").
+func stopLine(label, status string, reason agent.StopReason, explanation string) string {
+	if string(reason) != status && reason != "" {
+		label += " (" + string(reason) + ")"
+	}
+	if explanation == "" {
+		return label
+	}
+	return label + " — " + explanation
+}
+
+// verdictText is the Critic's verdict line with the verdict said once: the
+// message starts with the verdict itself ("fail (failed checks: tests), 1
+// failure(s): ...", "pass: every check passed").
+func verdictText(ev agent.Event) string {
+	msg := clip(ev.Message, 300)
+	if rest, ok := strings.CutPrefix(msg, ev.Verdict); ok && ev.Verdict != "" {
+		return ev.Verdict + rest
+	}
+	return ev.Verdict + ": " + msg
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// decisionText is a tool call's decision for people. A call under "ask"
+// that was neither asked about ("ask:yes"...) nor denied ran on an earlier
+// "a" (always) answer.
+func decisionText(ev agent.Event) string {
+	if ev.Decision == "ask" {
+		return `ask:always (earlier "a")`
+	}
+	return ev.Decision
+}
+
+// resultText is what a failed call said, from the JSON result the model
+// received (possibly cut short): its output, else its stderr, else the
+// message as it is.
+func resultText(msg string) string {
+	msg = strings.TrimSuffix(msg, "…")
+	for _, field := range []string{"output", "stderr", "stdout"} {
+		key := `"` + field + `":"`
+		i := strings.Index(msg, key)
+		if i < 0 {
+			continue
+		}
+		rest := msg[i+len(key):]
+		// The string runs to its closing quote, or to the cut.
+		end, escaped := len(rest), false
+		for j, c := range rest {
+			if escaped {
+				escaped = false
+				continue
+			}
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				end = j
+				break
+			}
+		}
+		text := rest[:end]
+		var s string
+		for k := 0; k < 7 && len(text) > 0; k++ { // drop a cut escape sequence (\uXXXX at most)
+			if json.Unmarshal([]byte(`"`+text+`"`), &s) == nil {
+				break
+			}
+			text = text[:len(text)-1]
+		}
+		if s != "" {
+			if field != "output" {
+				if code := exitCodeOf(msg); code != "" {
+					s = "exit " + code + ": " + s
+				}
+			}
+			return s
+		}
+	}
+	return msg
+}
+
+// exitCodeOf is the exit_code field of a JSON result, or "".
+func exitCodeOf(msg string) string {
+	i := strings.Index(msg, `"exit_code":`)
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+len(`"exit_code":`):]
+	j := strings.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '-' })
+	if j < 0 {
+		j = len(rest)
+	}
+	return rest[:j]
 }
 
 func (p *progress) tokens() string {

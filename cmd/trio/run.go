@@ -74,6 +74,15 @@ func (f *runFlags) output(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.json, "json", false, "write the event stream as JSON lines on stdout")
 }
 
+// checkSandbox refuses an unknown --sandbox before anything is created.
+func (f *runFlags) checkSandbox() error {
+	switch f.sandbox {
+	case "", agent.SandboxAuto, agent.SandboxContainerd, agent.SandboxLocal:
+		return nil
+	}
+	return configError(fmt.Errorf("--sandbox %q: want containerd, local (no isolation) or auto", f.sandbox))
+}
+
 func (f *runFlags) sandboxFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, local (no isolation) or auto (default: sandbox.kind of trio.yaml, else auto)")
 }
@@ -95,8 +104,15 @@ n no, a always for this run); without a terminal on stdin, or with
 --unattended or an unattended policy, nothing waits: ask means deny.
 
 ` + exitCodesHelp,
+		Example: `  export OPENAI_API_KEY=sk-... TRIO_MODEL=gpt-4.1-mini
+  trio run --goal "A Python CLI that counts words in files, with unittest tests"
+  trio run --goal-file goal.md --policy configs/policy.unattended.yaml --unattended
+  trio run --goal-file goal.md --config trio.yaml --workspace ./wordcount --json > events.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.checkSandbox(); err != nil {
+				return err
+			}
 			goal, err := readGoal(f)
 			if err != nil {
 				return err
@@ -126,12 +142,11 @@ n no, a always for this run); without a terminal on stdin, or with
 	}
 	cmd.Flags().StringVar(&f.goal, "goal", "", "the goal, as text")
 	cmd.Flags().StringVar(&f.goalFile, "goal-file", "", "a file holding the goal (Markdown)")
-	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the project is built in (created if missing)")
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the project is built in, created if missing (default: the policy's workspace, else runs/<run-id>/workspace)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: policy of trio.yaml, else the built-in strict policy)")
 	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
 	f.sandboxFlag(cmd)
 	f.output(cmd)
-	cmd.MarkFlagsMutuallyExclusive("goal", "goal-file")
 	return cmd
 }
 
@@ -152,18 +167,32 @@ holding project/ (the workspace) and runs/ (the run folder); with
 --workspace the run folder goes under --runs-dir, else ./runs.
 
 ` + exitCodesHelp,
+		Example: `  trio demo
+  trio demo --sandbox local --quiet
+  trio demo --json > events.jsonl`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := f.checkSandbox(); err != nil {
+				return err
+			}
 			cfg, err := loadConfig(g.config)
 			if err != nil {
 				return err
 			}
 			runs := g.runsDir
 			if f.workspace == "" {
-				base, err := newDemoFolder()
-				if err != nil {
-					return failure(err)
+				base, ferr := newDemoFolder()
+				if ferr != nil {
+					return failure(ferr)
 				}
+				// A demo that could not start (containerd unreachable...)
+				// leaves no empty folder behind.
+				defer func() {
+					var ee *exitError
+					if errors.As(err, &ee) && ee.code == exitConfig {
+						removeEmpty(filepath.Join(base, "project"), filepath.Join(base, "runs"), base)
+					}
+				}()
 				f.workspace = filepath.Join(base, "project")
 				if runs == "" {
 					runs = filepath.Join(base, "runs")
@@ -201,8 +230,14 @@ sandbox are those the run started with (recorded in the checkpoint's
 metadata); --sandbox overrides the sandbox.
 
 ` + exitCodesHelp,
+		Example: `  trio resume runs/20261130-172510-6eab9f
+  trio resume 20261130-172510-6eab9f           # an id under ./runs (or --runs-dir)
+  trio resume --sandbox local trio-demo/runs/20261130-172510-6eab9f`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.checkSandbox(); err != nil {
+				return err
+			}
 			cfg, err := loadConfig(g.config)
 			if err != nil {
 				return err
@@ -214,7 +249,7 @@ metadata); --sandbox overrides the sandbox.
 			st, err := agent.Inspect(dir)
 			if err != nil {
 				if errors.Is(err, agent.ErrNoRun) {
-					return configError(fmt.Errorf("%s is not a run folder: %w", dir, err))
+					return configError(notRunFolder(dir))
 				}
 				return failure(err)
 			}
@@ -280,6 +315,9 @@ func scriptModel(rec runRecord) (*demo.Endpoint, error) {
 }
 
 func readGoal(f *runFlags) (string, error) {
+	if f.goal != "" && f.goalFile != "" {
+		return "", configError(errors.New("give --goal TEXT or --goal-file FILE, not both"))
+	}
 	goal := f.goal
 	if f.goalFile != "" {
 		b, err := os.ReadFile(f.goalFile)
@@ -289,6 +327,9 @@ func readGoal(f *runFlags) (string, error) {
 		goal = string(b)
 	}
 	if strings.TrimSpace(goal) == "" {
+		if f.goalFile != "" {
+			return "", configError(fmt.Errorf("--goal-file %s is empty", f.goalFile))
+		}
 		return "", configError(errors.New("no goal: give --goal TEXT or --goal-file FILE"))
 	}
 	return goal, nil
@@ -313,7 +354,7 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	opts := append(agentOptions(cfg, workerModelName(cfg)),
 		agent.WithPolicy(pol), agent.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)),
 		agent.WithObserver(prog.event))
-	if cf := confirmerFor(io, pol, prog.warn); cf != nil {
+	if cf := confirmerFor(io, pol, polPath != "", prog); cf != nil {
 		defer cf.Close()
 		opts = append(opts, agent.WithConfirmer(cf))
 	}
@@ -345,7 +386,9 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrUnavailable), errors.Is(err, containerd.ErrConfig):
+	case errors.Is(err, containerd.ErrUnavailable):
+		return configError(fmt.Errorf("%w\nWith trio: --sandbox local runs commands without isolation; --sandbox auto falls back to it.", err))
+	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig):
 		return configError(err)
 	default:
 		return failure(err)
@@ -373,13 +416,22 @@ func exitCode(r agent.StopReason) int {
 
 // confirmerFor returns the terminal prompt when a person can answer: an
 // interactive policy and a terminal on stdin. Otherwise nil: ask means deny.
-func confirmerFor(io stdio, pol *policy.Policy, warn func(string)) *ttyConfirmer {
-	if pol.Unattended() || io.in == nil || !term.IsTerminal(int(io.in.Fd())) {
+// The note that nobody can answer is shown for a policy file only: the
+// built-in policy asks about nothing.
+func confirmerFor(io stdio, pol *policy.Policy, fromFile bool, prog *progress) *ttyConfirmer {
+	if pol.Unattended() {
+		return nil
+	}
+	if io.in == nil || !term.IsTerminal(int(io.in.Fd())) {
+		if !fromFile {
+			return nil
+		}
+		prog.printf("trio: note: stdin is not a terminal, so nobody can be asked: every action the policy marks \"ask\" is denied (--unattended makes that explicit)\n")
 		return nil
 	}
 	cf, err := openTTYConfirmer()
 	if err != nil {
-		warn(fmt.Sprintf("cannot open the terminal for confirmations (%v): every ask is denied", err))
+		prog.warn(fmt.Sprintf("cannot open the terminal for confirmations (%v): every ask is denied", err))
 		return nil
 	}
 	return cf
@@ -401,6 +453,15 @@ func newDemoFolder() (string, error) {
 		}
 	}
 	return "", errors.New("demo folder: trio-demo … trio-demo-999 all exist")
+}
+
+// removeEmpty removes the folders that are empty, in order.
+func removeEmpty(dirs ...string) {
+	for _, d := range dirs {
+		if entries, err := os.ReadDir(d); err == nil && len(entries) == 0 {
+			os.Remove(d)
+		}
+	}
 }
 
 func abs(p string) string {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,14 +59,19 @@ func runsDir(g *globals, f *config.File) string {
 // built-in strict policy; unattended makes every ask a deny. It returns the
 // file used ("" for the built-in one).
 func loadPolicy(flag string, f *config.File, unattended bool) (*policy.Policy, string, error) {
-	path := flag
+	path, fromConfig := flag, false
 	if path == "" && f.Policy != "" {
-		path = f.Resolve(f.Policy)
+		path, fromConfig = f.Resolve(f.Policy), true
 	}
 	p := policy.Default()
 	if path != "" {
 		var err error
 		if p, err = policy.Load(path); err != nil {
+			if fromConfig && errors.Is(err, fs.ErrNotExist) {
+				// Say where the path came from: a relative one is relative
+				// to the configuration file, not to the current folder.
+				err = fmt.Errorf("%w (the policy key of %s; a relative path is relative to that file's folder)", err, f.Path)
+			}
 			return nil, "", configError(err)
 		}
 	}
@@ -76,14 +83,15 @@ func loadPolicy(flag string, f *config.File, unattended bool) (*policy.Policy, s
 
 // noEndpoint is the guidance printed when no model is configured.
 func noEndpoint(keyEnv string, missing []string) error {
-	return configError(fmt.Errorf(`no model endpoint is configured (missing: %s).
-Set, for OpenAI or any OpenAI-compatible server:
-  export %s=...          # the API key (a local server that needs none: any text)
-  export %s=gpt-4.1-mini  # the model name
-  export %s=http://localhost:8000/v1   # optional: another server; default https://api.openai.com/v1
-or give a configuration file: trio run --config trio.yaml (see configs/trio.example.yaml).
-To watch Trio work without a model service, run: trio demo`,
-		strings.Join(missing, ", "), keyEnv, envModel, envBaseURL))
+	line := func(assign, comment string) string { return fmt.Sprintf("  %-45s # %s\n", "export "+assign, comment) }
+	return configError(fmt.Errorf("no model endpoint is configured: missing %s.\n"+
+		"Set, for OpenAI or any OpenAI-compatible server:\n%s%s%s"+
+		"or give a configuration file: trio run --config trio.yaml (see configs/trio.example.yaml).\n"+
+		"To watch Trio work without a model service, run: trio demo",
+		strings.Join(missing, " and "),
+		line(keyEnv+"=...", "the API key (a local server that needs none: any text)"),
+		line(envModel+"=gpt-4.1-mini", "the model name"),
+		line(envBaseURL+"=http://localhost:8000/v1", "optional: another server (default https://api.openai.com/v1)")))
 }
 
 // endpointModel builds the OpenAI-compatible provider from the
@@ -105,10 +113,10 @@ func endpointModel(f *config.File) (llm.Model, error) {
 	perRole := f.Models.PerRole()
 	var missing []string
 	if os.Getenv(keyEnv) == "" {
-		missing = append(missing, "$"+keyEnv)
+		missing = append(missing, "the API key ($"+keyEnv+")")
 	}
 	if model == "" && len(perRole) < 5 {
-		missing = append(missing, "$"+envModel+" or models.default")
+		missing = append(missing, "the model name ($"+envModel+", or models.default in trio.yaml)")
 	}
 	if len(missing) > 0 {
 		return nil, noEndpoint(keyEnv, missing)
@@ -183,6 +191,11 @@ func workerModelName(f *config.File) string {
 		return f.Models.Default
 	}
 	return os.Getenv(envModel)
+}
+
+// notRunFolder says that dir holds no run.
+func notRunFolder(dir string) error {
+	return fmt.Errorf("%s is not a run folder: it has no %s (a run folder is runs/<run-id>/, printed when the run started)", dir, agent.StateFile)
 }
 
 // resolveRun finds a run folder from an id or a path.

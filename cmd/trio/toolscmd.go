@@ -26,7 +26,12 @@ func newToolsCmd(io stdio) *cobra.Command {
 arguments, exactly as the model receives them. Without --role, and with
 --role worker, the list is the Worker's default: every built-in and the
 agent's finish_step; --role planner or critic shows that role's default
-subset. --json prints the OpenAI tool definitions.`,
+subset. --json prints the OpenAI tool definitions.
+
+Exit codes: 0 listed, 3 unknown --role.`,
+		Example: `  trio tools
+  trio tools --role critic
+  trio tools --json | jq '.[].function.name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			view, err := builtinView(role)
@@ -97,16 +102,24 @@ type schema struct {
 	Required []string `json:"required"`
 }
 
+// summary is a description's first paragraph, and the next one too when
+// the first announces it ("... in one of two ways:").
+func summary(desc string) string {
+	paras := strings.Split(strings.TrimSpace(desc), "\n\n")
+	s := paras[0]
+	if strings.HasSuffix(s, ":") && len(paras) > 1 {
+		s += "\n" + paras[1]
+	}
+	return s
+}
+
 func printTools(w io.Writer, v tools.View) {
 	for i, name := range v.Names() {
 		t, _ := v.Tool(name)
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		desc := strings.TrimSpace(t.Description())
-		if j := strings.Index(desc, "\n\n"); j >= 0 {
-			desc = desc[:j]
-		}
+		desc := summary(t.Description())
 		fmt.Fprintf(w, "%s\n  %s\n", name, strings.ReplaceAll(desc, "\n", "\n  "))
 		var s schema
 		raw, _ := json.Marshal(t.Schema())

@@ -93,8 +93,8 @@ func run(ctx context.Context) error {
 			switch e.Kind {
 			case agent.EventToolCall:
 				fmt.Printf("  %s %s %s\n", e.Role, e.Tool, e.Decision)
-			case agent.EventPlanReady, agent.EventTestsDesigned, agent.EventStepStarted, agent.EventCriticVerdict, agent.EventRunFinished, agent.EventWarning:
-				fmt.Println(strings.Join(strings.Fields(fmt.Sprint(e.Kind, " ", e.Verdict, " ", e.Message)), " "))
+			case agent.EventPlanReady, agent.EventTestsDesigned, agent.EventStepStarted, agent.EventCriticVerdict, agent.EventWarning:
+				fmt.Println(e.Kind, strings.Join(strings.Fields(e.Message), " "))
 			}
 		}),
 	)
@@ -105,8 +105,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("status %s (%s), first pass %v, repair rounds %d, model calls %d, tool calls %d, confirmations %d\n",
-		rep.Status, rep.Reason, rep.Metrics.FirstPass, rep.Metrics.RepairRounds, rep.Metrics.ModelCalls, rep.Metrics.ToolCalls, rep.Metrics.Confirmations)
+	fmt.Printf("stopped: %s (%s)\nfirst pass %v, repair rounds %d, model calls %d, tool calls %d, confirmations %d\n",
+		rep.Reason, rep.Explanation, rep.Metrics.FirstPass, rep.Metrics.RepairRounds, rep.Metrics.ModelCalls, rep.Metrics.ToolCalls, rep.Metrics.Confirmations)
 	if rep.Reason != agent.StopCompleted {
 		return fmt.Errorf("run stopped: %s: %s", rep.Reason, rep.Detail)
 	}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/tools"
+)
+
+// A failed call shows what the tool said, not the JSON the model read.
+func TestResultText(t *testing.T) {
+	t.Parallel()
+	long := tools.Result{OK: false, ExitCode: 2, Stdout: strings.Repeat("x", 300), Stderr: "boom"}.ForModel()
+	tests := []struct {
+		name, msg, want string
+	}{
+		{"denied", tools.Result{Denied: true, Output: `denied by policy: "rm a.txt" matches commands.ask "rm *"`}.ForModel(),
+			`denied by policy: "rm a.txt" matches commands.ask "rm *"`},
+		{"stderr with exit code", tools.Result{ExitCode: 1, Stderr: "no such file\n"}.ForModel(), "exit 1: no such file\n"},
+		{"cut inside an escape", `{"ok":false,"output":"path: \"a\u00`, `path: "a`},
+		{"cut, stdout before stderr", oneLineCut(long, 200), "exit 2: " + strings.Repeat("x", 300)[:200-len(`{"ok":false,"exit_code":2,"stdout":"`)]},
+		{"not JSON", "something broke", "something broke"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := resultText(tt.msg); got != tt.want {
+				t.Errorf("resultText(%q)\n got %q\nwant %q", tt.msg, got, tt.want)
+			}
+		})
+	}
+}
+
+// oneLineCut cuts s at n bytes with the agent's marker.
+func oneLineCut(s string, n int) string { return s[:n] + "…" }
+
+// The progress lines say each thing once and read as sentences.
+func TestProgressLines(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	denied := tools.Result{Denied: true, Output: `denied by policy: "rm b.txt" matches commands.ask "rm *"; the person asked said no`}.ForModel()
+	tests := []struct {
+		name string
+		ev   agent.Event
+		want string
+		not  string
+	}{
+		{"verdict once", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "pass", Message: "pass: every check passed"},
+			"[critic] verdict pass: every check passed", "pass: pass"},
+		{"failed verdict once", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "fail", Message: "fail (failed checks: tests), 1 failure(s): bold"},
+			"[critic] verdict fail (failed checks: tests), 1 failure(s): bold", "fail: fail"},
+		{"verdict without the prefix", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "suspect_test", Message: "a test is wrong"},
+			"[critic] verdict suspect_test: a test is wrong", ""},
+		{"repair round without the findings dump", agent.Event{Kind: agent.EventRepairStarted, Repair: 1, Message: "Verdict: fail Summary: bold"},
+			"[worker] repair round 1: repairing what the Critic found", "Summary"},
+		{"denied call", agent.Event{Kind: agent.EventToolCall, Role: agent.RoleWorker, Step: 1, Tool: "run_command", Decision: "ask:no", OK: &no, Message: denied},
+			`run_command · ask:no · 0s · failed: denied by policy: "rm b.txt"`, `{"ok"`},
+		{"covered by always", agent.Event{Kind: agent.EventToolCall, Role: agent.RoleWorker, Step: 1, Tool: "run_command", Decision: "ask", OK: &yes, Duration: 3 * time.Millisecond},
+			`run_command · ask:always (earlier "a") · 3ms · ok`, ""},
+		{"run finished is left to the report", agent.Event{Kind: agent.EventRunFinished, Reason: agent.StopCompleted, Message: "done"}, "", "run finished"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var errb, outb bytes.Buffer
+			p := newProgress(&errb, &outb, false, false)
+			p.steps = 1
+			p.event(tt.ev)
+			got := errb.String()
+			if !strings.Contains(got, tt.want) || (tt.not != "" && strings.Contains(got, tt.not)) {
+				t.Errorf("got %q, want it to contain %q and not %q", got, tt.want, tt.not)
+			}
+		})
+	}
+}
+
+// The final report names the status once, and the reason when it says more.
+func TestReportHead(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status string
+		reason agent.StopReason
+		want   string
+	}{
+		{"completed", agent.StopCompleted, "\nCOMPLETED — why\n"},
+		{"failed", agent.StopSameFailure, "\nFAILED (same_failure) — why\n"},
+	}
+	for _, tt := range tests {
+		var errb bytes.Buffer
+		p := newProgress(&errb, &bytes.Buffer{}, true, false)
+		p.report(&agent.Report{Status: tt.status, Reason: tt.reason, Explanation: "why"}, "runs/x")
+		if !strings.HasPrefix(errb.String(), tt.want) || !strings.Contains(errb.String(), "first pass: no") {
+			t.Errorf("report starts %q, want %q and first pass: no:\n%s", errb.String()[:min(40, errb.Len())], tt.want, errb.String())
+		}
+	}
+}
+
+// --json writes one JSON object per event on stdout, and nothing else.
+func TestProgressJSONOnlyOnStdout(t *testing.T) {
+	t.Parallel()
+	var errb, outb bytes.Buffer
+	p := newProgress(&errb, &outb, false, true)
+	p.event(agent.Event{Kind: agent.EventRunStarted, RunID: "r"})
+	p.warn("careful")
+	p.event(agent.Event{Kind: agent.EventPlanReady, Steps: 2, Message: "2 steps"})
+	lines := strings.Split(strings.TrimSpace(outb.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stdout has %d lines:\n%s", len(lines), outb.String())
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["kind"] == nil {
+			t.Errorf("not an event: %q (%v)", l, err)
+		}
+	}
+	if !strings.Contains(errb.String(), "careful") {
+		t.Errorf("warning not on stderr: %q", errb.String())
+	}
+}
