@@ -14,12 +14,12 @@ import (
 // turns. Every field is required in the model's reply (strict schema); lists
 // may be empty.
 type Summary struct {
-	Progress         string   `json:"progress" jsonschema:"description=Where the work stands now, in two or three sentences."`
-	CompletedSteps   []string `json:"completed_steps" jsonschema:"description=Plan steps finished and verified, one per item."`
-	FilesChanged     []string `json:"files_changed" jsonschema:"description=Workspace-relative paths created or modified, each with a few words on what changed."`
-	UnresolvedErrors []string `json:"unresolved_errors" jsonschema:"description=Errors still open, each copied verbatim: the exact error line or failing test name. Never paraphrase."`
-	Decisions        []string `json:"decisions" jsonschema:"description=Decisions taken and why (libraries, layouts, approaches tried and rejected)."`
-	NextSteps        []string `json:"next_steps" jsonschema:"description=What remains to do, in order."`
+	Progress         string   `json:"progress" jsonschema_description:"Where the work stands now, in two or three sentences."`
+	CompletedSteps   []string `json:"completed_steps" jsonschema_description:"Plan steps finished and verified, one per item."`
+	FilesChanged     []string `json:"files_changed" jsonschema_description:"Workspace-relative paths created or modified, each with a few words on what changed."`
+	UnresolvedErrors []string `json:"unresolved_errors" jsonschema_description:"Errors still open, each copied verbatim: the exact error line or failing test name. Never paraphrase."`
+	Decisions        []string `json:"decisions" jsonschema_description:"Decisions taken and why (libraries, layouts, approaches tried and rejected)."`
+	NextSteps        []string `json:"next_steps" jsonschema_description:"What remains to do, in order."`
 }
 
 var (

@@ -16,7 +16,7 @@ const DeleteFileName = "delete_file"
 
 // DeleteFileParams are the arguments of delete_file.
 type DeleteFileParams struct {
-	Path      string `json:"path" jsonschema:"description=File or folder to delete (relative to the workspace root). A symlink is deleted itself, never what it points to."`
+	Path      string `json:"path" jsonschema_description:"File or folder to delete (relative to the workspace root). A symlink is deleted itself, never what it points to."`
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"description=Delete a folder with everything in it. Without it only a file or an empty folder is deleted."`
 
 	rel string

@@ -10,7 +10,9 @@
 //
 //   - the JSON name of a field is its `json` tag;
 //   - a field is required unless its `json` tag says omitempty or omitzero;
-//   - `jsonschema:"description=...,enum=a,enum=b"` documents and constrains it;
+//   - `jsonschema:"description=...,enum=a,enum=b"` documents and constrains it
+//     (a comma inside a description is written `\\,`, or the text goes in a
+//     `jsonschema_description` tag; an unescaped one is refused, not cut);
 //   - no other properties are accepted (additionalProperties is false);
 //   - nested structs are expanded in place: no $ref, no $defs, so the schema
 //     is a plain object that OpenAI function parameters accept.

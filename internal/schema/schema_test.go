@@ -204,3 +204,32 @@ func BenchmarkDecodeStrict(b *testing.B) {
 		}
 	}
 }
+
+type cutDescription struct {
+	Note string `json:"note" jsonschema:"description=What was done, in a sentence."`
+}
+
+type escapedDescription struct {
+	Note string `json:"note" jsonschema:"description=What was done\\, in a sentence.,minLength=1"`
+	Why  string `json:"why" jsonschema_description:"Why, in a sentence, with commas."`
+}
+
+// An unescaped comma ends a description early and the model reads half a
+// sentence; For must refuse the tag instead of shortening it silently.
+func TestForRefusesCutDescription(t *testing.T) {
+	t.Parallel()
+	_, err := schema.ForType[cutDescription]()
+	if err == nil || !strings.Contains(err.Error(), "cutDescription.Note") || !strings.Contains(err.Error(), `" in a sentence."`) {
+		t.Fatalf("err = %v, want one naming the field and the stray part", err)
+	}
+	s, err := schema.ForType[escapedDescription]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"note": "What was done, in a sentence.", "why": "Why, in a sentence, with commas."} {
+		p, ok := s.Properties.Get(name)
+		if !ok || p.Description != want {
+			t.Errorf("%s: description %q, want %q", name, p.Description, want)
+		}
+	}
+}
