@@ -81,7 +81,7 @@ func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
 func (r *run) check(ctx context.Context) error {
 	st := r.st
 	r.lastModelErr = nil
-	f, err := r.critic.Check(ctx, *st.Plan)
+	f, err := r.critic.Check(tools.WithCallerRole(ctx, RoleCritic), *st.Plan)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -119,7 +119,7 @@ func (r *run) check(ctx context.Context) error {
 	}
 	if f.Verdict == critic.VerdictSuspectTest {
 		if st.TestRepairs >= r.cfg.budgets.MaxRepairRounds {
-			return stopf(StopBudgetRepairs, "%d test repairs spent and the Critic still suspects the tests", st.TestRepairs)
+			return stopf(StopBudgetRepairs, "%s spent and the Critic still suspects the tests", plural(st.TestRepairs, "test repair", "test repairs"))
 		}
 		return r.setPhase(phaseTestRepair)
 	}
@@ -127,7 +127,7 @@ func (r *run) check(ctx context.Context) error {
 		return stopf(StopChecksFailed, "%s", verdictLine(f))
 	}
 	if st.RepairRound >= r.cfg.budgets.MaxRepairRounds {
-		return stopf(StopBudgetRepairs, "%d repair rounds spent; last verdict: %s", st.RepairRound, verdictLine(f))
+		return stopf(StopBudgetRepairs, "%s spent; last verdict: %s", plural(st.RepairRound, "repair round", "repair rounds"), verdictLine(f))
 	}
 	st.RepairRound++
 	st.SegmentStarted = false
@@ -154,7 +154,7 @@ func verdictLine(f critic.Findings) string {
 		s += " (failed checks: " + strings.Join(parts, ", ") + ")"
 	}
 	if len(f.Failures) > 0 {
-		s += fmt.Sprintf(", %d failure(s)", len(f.Failures))
+		s += ", " + plural(len(f.Failures), "failure", "failures")
 	}
 	if f.Summary != "" {
 		s += ": " + oneLine(f.Summary, 200)

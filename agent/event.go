@@ -1,6 +1,9 @@
 package agent
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // EventKind names what happened.
 type EventKind string
@@ -45,8 +48,12 @@ type Event struct {
 	Step  int `json:"step,omitempty"`
 	Steps int `json:"steps,omitempty"`
 	// Repair is the repair round (1-based) when the Worker is repairing.
-	Repair   int           `json:"repair,omitempty"`
-	Tool     string        `json:"tool,omitempty"`
+	Repair int    `json:"repair,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	// Target is what a tool call acted on, for people: its command line or
+	// its path(s), from the effects the gate cleared ("" when the arguments
+	// did not decode).
+	Target   string        `json:"target,omitempty"`
 	Decision string        `json:"decision,omitempty"`
 	OK       *bool         `json:"ok,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
@@ -54,4 +61,12 @@ type Event struct {
 	Verdict  string        `json:"verdict,omitempty"`
 	Reason   StopReason    `json:"reason,omitempty"`
 	Message  string        `json:"message,omitempty"`
+}
+
+// plural is n and the noun that agrees with it ("1 step", "2 steps").
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -40,6 +40,12 @@ func (r *run) observeCall(rec tools.Record) {
 	_ = r.auditOut.write(rec, false)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.st.ToolTime += rec.Duration
+	cp := rec
+	r.lastRecord = &cp
+	if r.interrupted(rec) {
+		return
+	}
 	c := &r.st.Counters
 	c.ToolCalls++
 	switch rec.Outcome {
@@ -51,9 +57,14 @@ func (r *run) observeCall(rec tools.Record) {
 	if rec.Answer != nil {
 		c.Confirmations++
 	}
-	r.st.ToolTime += rec.Duration
-	cp := rec
-	r.lastRecord = &cp
+}
+
+// interrupted reports whether rec is a call cut off by the run's end
+// (Ctrl-C, a cancelled context, the wall-time deadline). It is neither a
+// failure of the model's nor a finished call: the write-ahead log runs it
+// again on resume, where it is counted.
+func (r *run) interrupted(rec tools.Record) bool {
+	return rec.Outcome == tools.OutcomeError && rec.Error != "" && r.ended != nil && r.ended() != nil
 }
 
 // announceCall traces and emits a call made by a role other than the
@@ -66,7 +77,22 @@ func (r *run) announceCall(role string, rec tools.Record) {
 		msg = strings.TrimSpace(msg + ": " + rec.Error)
 	}
 	r.trace(TraceEntry{Kind: "tool_call", Role: role, Tool: rec.Tool, CallID: rec.CallID, Decision: decision, Duration: rec.Duration, Detail: msg})
-	r.emit(Event{Kind: EventToolCall, Role: role, Tool: rec.Tool, Decision: decision, OK: &ok, Duration: rec.Duration, Message: oneLine(msg, 200)})
+	r.emit(Event{Kind: EventToolCall, Role: role, Tool: rec.Tool, Target: effectsText(rec.Effects), Decision: decision, OK: &ok, Duration: rec.Duration, Message: oneLine(msg, 200)})
+}
+
+// callTarget is what a Worker call acted on: from the gate's record, or,
+// for a call replayed from the write-ahead log (which does not pass the
+// gate again), from its decoded arguments.
+func (r *run) callTarget(c tools.Call) string {
+	if r.lastRecord != nil {
+		return effectsText(r.lastRecord.Effects)
+	}
+	if t, ok := r.workerView.Tool(c.Name); ok {
+		if inv, err := t.Decode(c.Arguments); err == nil {
+			return effectsText(inv.Effects)
+		}
+	}
+	return ""
 }
 
 // effectsText is what a call does, for people: its commands and paths.

@@ -82,9 +82,18 @@ func TestKillAndResume(t *testing.T) {
 			if _, err := agent.ReadTrace(filepath.Join(e.runs, "run")); err != nil {
 				t.Errorf("read the trace of a killed run: %v", err)
 			}
-			got, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), buggyThenFixed(), nil, local)
+			var untargeted []string // calls replayed or run again still say what they acted on
+			got, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), buggyThenFixed(), nil, local,
+				agent.WithObserver(func(ev agent.Event) {
+					if ev.Kind == agent.EventToolCall && ev.Tool != agent.FinishStepName && ev.Target == "" {
+						untargeted = append(untargeted, ev.Tool)
+					}
+				}))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(untargeted) > 0 {
+				t.Errorf("tool_call events without a target after resume: %v", untargeted)
 			}
 			if got.Reason != agent.StopCompleted {
 				t.Fatalf("resumed run: %s (%s)", got.Reason, got.Detail)

@@ -172,7 +172,11 @@ func (r *Report) Markdown() string {
 		estimated += u.Estimated
 	}
 	if estimated > 0 {
-		fmt.Fprintf(&b, "\n%d call(s) reported no token usage; their tokens were estimated with the tokenizer.\n", estimated)
+		if estimated == 1 {
+			b.WriteString("\n1 call reported no token usage; its tokens were estimated with the tokenizer.\n")
+		} else {
+			fmt.Fprintf(&b, "\n%d calls reported no token usage; their tokens were estimated with the tokenizer.\n", estimated)
+		}
 	}
 	if len(r.Analyses) > 0 {
 		b.WriteString("\n## Repair analyses\n\n")

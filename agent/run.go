@@ -72,6 +72,9 @@ type run struct {
 	lastModelErr error
 	// lastRecord is the gate's record of the latest call.
 	lastRecord *tools.Record
+	// ended is the run context's Err, set once the loop starts: a call
+	// that fails after it is non-nil was cut off by the run's end.
+	ended func() error
 	// infraErr is a failure of the run's machinery, returned by Run too.
 	infraErr error
 	// Times of earlier sessions, to which this session's are added.
@@ -112,7 +115,7 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 	}
 	st.Sessions++
 	if resumed {
-		r.emit(Event{Kind: EventRunResumed, Message: fmt.Sprintf("resuming at phase %s, step %d", st.Phase, st.Step+1)})
+		r.emit(Event{Kind: EventRunResumed, Message: resumeText(st)})
 	} else {
 		r.emit(Event{Kind: EventRunStarted, Message: st.Goal})
 	}
@@ -126,6 +129,7 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 	runCtx, cancel := context.WithTimeout(ctx, max(left, time.Millisecond))
 	defer cancel()
 
+	r.ended = runCtx.Err
 	err = r.loop(runCtx)
 	reason, detail := r.classify(ctx, runCtx, err)
 	return r.finish(reason, detail)
@@ -380,6 +384,18 @@ func (r *run) totalTokens() int {
 	return t.PromptTokens + t.CompletionTokens
 }
 
+// resumeText says where a resumed run picks up: the plan step while
+// building, the repair round while repairing, else the phase.
+func resumeText(st *state) string {
+	switch {
+	case st.Phase == phaseRepair:
+		return fmt.Sprintf("resuming at repair round %d", st.RepairRound)
+	case st.Phase == phaseBuild && st.Plan != nil && st.Step < len(st.Plan.Steps):
+		return fmt.Sprintf("resuming at phase build, step %d of %d", st.Step+1, len(st.Plan.Steps))
+	}
+	return fmt.Sprintf("resuming at phase %s", st.Phase)
+}
+
 // loop runs the phases from wherever the state is.
 func (r *run) loop(ctx context.Context) error {
 	for {
@@ -437,7 +453,7 @@ func (r *run) plan(ctx context.Context) error {
 		return err
 	}
 	r.trace(TraceEntry{Kind: "plan", Plan: &plan})
-	r.emit(Event{Kind: EventPlanReady, Role: RolePlanner, Steps: len(plan.Steps), Message: fmt.Sprintf("%d steps; tests in %s; test command %q", len(plan.Steps), plan.TestsFolder(), plan.TestCommand)})
+	r.emit(Event{Kind: EventPlanReady, Role: RolePlanner, Steps: len(plan.Steps), Message: fmt.Sprintf("%s; tests in %s; test command %q", plural(len(plan.Steps), "step", "steps"), plan.TestsFolder(), plan.TestCommand)})
 	return r.setPhase(phaseDesignTests)
 }
 

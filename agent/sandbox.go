@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/trioagent/trio/sandbox"
@@ -79,7 +80,7 @@ func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
 	}
 	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
 		if sc.Kind == SandboxContainerd {
-			return ch, fmt.Errorf("agent: sandbox %s: %w", SandboxContainerd, err)
+			return ch, fmt.Errorf("agent: %w", err) // err says "containerd unavailable at ..."
 		}
 		ch.kind, ch.fallback = SandboxLocal, err
 		return ch, nil
@@ -99,6 +100,9 @@ func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned
 		cfg := ch.cfg
 		cfg.Workspace, cfg.RunID, cfg.Limits = r.st.Workspace, r.st.RunID, limits
 		c, err := containerd.New(ctx, cfg)
+		if errors.Is(err, containerd.ErrUnavailable) {
+			return nil, nil, fmt.Errorf("agent: %w", err) // it names containerd already
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent: containerd sandbox: %w", err)
 		}

@@ -32,7 +32,8 @@ const (
 )
 
 // Counters are the tool-call and reply tallies of a run. Tool calls are
-// every call through the gate, the Critic's included (see audit.jsonl).
+// every call through the gate, the Critic's included (see audit.jsonl),
+// except a call cut off by the run's end (it runs again on resume).
 type Counters struct {
 	ToolCalls int `json:"tool_calls"`
 	// ToolFailures are calls that came back with ok false: unknown tools,

@@ -34,7 +34,7 @@ var stopExplanations = map[StopReason]string{
 	StopContextBudget: "the context window could not be brought under its budget",
 	StopPlanInvalid:   "the Planner could not produce a valid plan",
 	StopInterrupted:   "the run was interrupted; the checkpoint is written and the run can be resumed",
-	StopModelError:    "the model failed (or its script ran out)",
+	StopModelError:    "a model call failed; the detail says why",
 	StopSandboxError:  "the sandbox, a tool's infrastructure or the run folder failed",
 }
 

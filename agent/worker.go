@@ -38,11 +38,11 @@ func (r *run) worker(ctx context.Context) error {
 			return err
 		}
 		if st.TotalTurns >= b.MaxTotalTurns {
-			return stopf(StopBudgetSteps, "%d Worker turns spent (MaxTotalTurns)", st.TotalTurns)
+			return stopf(StopBudgetSteps, "%s spent (MaxTotalTurns)", plural(st.TotalTurns, "Worker turn", "Worker turns"))
 		}
 		if st.SegmentTurns >= b.MaxSteps {
-			r.emit(Event{Kind: EventWarning, Role: RoleWorker, Step: st.Step + 1, Message: fmt.Sprintf("the step's budget of %d Worker turns is spent; moving on without finish_step", b.MaxSteps)})
-			r.trace(TraceEntry{Kind: "step_budget", Step: st.Step + 1, Detail: fmt.Sprintf("%d turns", st.SegmentTurns)})
+			r.emit(Event{Kind: EventWarning, Role: RoleWorker, Step: st.Step + 1, Message: fmt.Sprintf("the step's budget of %s is spent; moving on without finish_step", plural(b.MaxSteps, "Worker turn", "Worker turns"))})
+			r.trace(TraceEntry{Kind: "step_budget", Step: st.Step + 1, Detail: plural(st.SegmentTurns, "turn", "turns")})
 			return nil
 		}
 		if err := r.tokenBudget(); err != nil {
@@ -173,7 +173,7 @@ func (r *run) runPending(ctx context.Context) error {
 				return err
 			}
 			var err error
-			res, err = r.workerGate.Call(ctx, r.workerView, call)
+			res, err = r.workerGate.Call(tools.WithCallerRole(ctx, RoleWorker), r.workerView, call)
 			if err != nil {
 				if ctx.Err() != nil {
 					return err // in flight: runs again on resume
@@ -193,7 +193,7 @@ func (r *run) runPending(ctx context.Context) error {
 			Args: validJSON(call.Arguments), Result: &res, Decision: decision, Replayed: replayed, Duration: d})
 		ok := res.OK
 		r.emit(Event{Kind: EventToolCall, Role: RoleWorker, Step: r.stepOf(RoleWorker), Repair: r.repairOf(RoleWorker), Tool: tc.Name,
-			Decision: decision, OK: &ok, Duration: d, Message: oneLine(out, 200)})
+			Target: r.callTarget(call), Decision: decision, OK: &ok, Duration: d, Message: oneLine(out, 200)})
 		if tc.Name == FinishStepName && res.OK {
 			st.StepFinished = true
 			st.StepNotes = append(st.StepNotes, finishNote(call.Arguments))

@@ -33,10 +33,13 @@ const (
 // decided, what a person answered and how it ended. The gate sends exactly
 // one Record per call to every observer.
 type Record struct {
-	Time    time.Time `json:"time"`
-	CallID  string    `json:"call_id"`
-	Tool    string    `json:"tool"`
-	Effects []Effect  `json:"effects,omitempty"`
+	Time   time.Time `json:"time"`
+	CallID string    `json:"call_id"`
+	// Role is the caller's role ("worker", "critic"...), from the call's
+	// context (WithCallerRole); "" when the caller did not say.
+	Role    string   `json:"role,omitempty"`
+	Tool    string   `json:"tool"`
+	Effects []Effect `json:"effects,omitempty"`
 	// Decision is the most restrictive decision over the tool and its
 	// effects (the one that denied, or the one that asked).
 	Decision policy.Decision `json:"decision"`
@@ -62,6 +65,21 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		DurationMS int64 `json:"duration_ms"`
 		WaitedMS   int64 `json:"waited_ms,omitempty"`
 	}{plain(r), r.Duration.Milliseconds(), r.Waited.Milliseconds()})
+}
+
+type callerRoleKey struct{}
+
+// WithCallerRole returns a copy of ctx that names the role making the calls
+// ("worker", "critic"...): a gate that shares one policy among several
+// callers then tells their calls apart in each Record.
+func WithCallerRole(ctx context.Context, role string) context.Context {
+	return context.WithValue(ctx, callerRoleKey{}, role)
+}
+
+// CallerRole is the role WithCallerRole put in ctx, or "".
+func CallerRole(ctx context.Context) string {
+	role, _ := ctx.Value(callerRoleKey{}).(string)
+	return role
 }
 
 // Observer receives the Record of every call. Observe is called
@@ -135,7 +153,7 @@ type check struct {
 // (unknown tool, bad arguments, denied, failed) is a Result with OK false;
 // an infrastructure failure or a cancelled ctx is an error.
 func (g *Gate) Call(ctx context.Context, v View, c Call) (Result, error) {
-	rec := Record{Time: time.Now(), CallID: c.ID, Tool: c.Name}
+	rec := Record{Time: time.Now(), CallID: c.ID, Role: CallerRole(ctx), Tool: c.Name}
 	res, err := g.call(ctx, v, c, &rec)
 	if err != nil {
 		rec.Outcome = OutcomeError

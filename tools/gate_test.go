@@ -410,3 +410,35 @@ func TestRecordJSON(t *testing.T) {
 		}
 	}
 }
+
+// A call's Record names the role the caller put in its context, in JSON
+// too, so that an audit log tells the roles' calls apart.
+func TestGateCallerRole(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, nil)
+	rec := &recorder{}
+	g := tools.NewGate(parsePolicy(t, gatePolicy), tools.WithObserver(rec))
+	v := gateView(t, ws)
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"critic", tools.WithCallerRole(context.Background(), "critic"), "critic"},
+		{"worker", tools.WithCallerRole(context.Background(), "worker"), "worker"},
+		{"unnamed", context.Background(), ""},
+	}
+	for _, tt := range tests {
+		if _, err := g.Call(tt.ctx, v, call("list_files", `{}`)); err != nil {
+			t.Fatal(err)
+		}
+		recs := rec.take()
+		if len(recs) != 1 || recs[0].Role != tt.want {
+			t.Fatalf("%s: records %+v, want one with role %q", tt.name, recs, tt.want)
+		}
+		b, _ := json.Marshal(recs[0])
+		if has := strings.Contains(string(b), `"role":"`+tt.want+`"`); has != (tt.want != "") {
+			t.Errorf("%s: record JSON %s, want role %q (omitted when empty)", tt.name, b, tt.want)
+		}
+	}
+}

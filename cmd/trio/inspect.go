@@ -23,6 +23,7 @@ import (
 // Verdict and Answer marshal as text but do not unmarshal, hence strings).
 type auditLine struct {
 	Time     time.Time      `json:"time"`
+	Role     string         `json:"role"`
 	Tool     string         `json:"tool"`
 	Effects  []tools.Effect `json:"effects"`
 	Decision struct {
@@ -121,7 +122,11 @@ func inspect(w io.Writer, dir string, all bool) error {
 	from := 0
 	if !all && len(calls) > 40 {
 		from = len(calls) - 40
-		fmt.Fprintf(w, "  … %d earlier calls (--all shows them)\n", from)
+		if from == 1 {
+			fmt.Fprintf(w, "  … 1 earlier call (--all shows it)\n")
+		} else {
+			fmt.Fprintf(w, "  … %d earlier calls (--all shows them)\n", from)
+		}
 	}
 	for _, c := range calls[from:] {
 		decision := c.Decision.Verdict
@@ -130,7 +135,11 @@ func inspect(w io.Writer, dir string, all bool) error {
 		} else if c.AutoApproved {
 			decision += " → always (earlier answer)"
 		}
-		fmt.Fprintf(w, "  %s  %-12s %-40s %-18s %-7s %5dms  %s\n", c.Time.Format("15:04:05"), c.Tool,
+		role := c.Role
+		if role == "" {
+			role = "-" // written before records carried the role
+		}
+		fmt.Fprintf(w, "  %s  %-7s %-12s %-40s %-18s %-7s %5dms  %s\n", c.Time.Format("15:04:05"), role, c.Tool,
 			clip(effectText(c.Effects), 40), decision, c.Outcome, c.DurationMS, clip(c.Decision.Rule, 60))
 	}
 
@@ -169,16 +178,16 @@ func inspect(w io.Writer, dir string, all bool) error {
 		total.PromptTokens += u.PromptTokens
 		total.CompletionTokens += u.CompletionTokens
 		total.Calls += u.Calls
-		fmt.Fprintf(w, "  %-14s %8d / %-8d %4d calls  %s\n", role, u.PromptTokens, u.CompletionTokens, u.Calls, u.Duration.Round(time.Millisecond))
+		fmt.Fprintf(w, "  %-14s %8d / %-8d %4d %-5s  %s\n", role, u.PromptTokens, u.CompletionTokens, u.Calls, callNoun(u.Calls), u.Duration.Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "  %-14s %8d / %-8d %4d calls\n", "total", total.PromptTokens, total.CompletionTokens, total.Calls)
+	fmt.Fprintf(w, "  %-14s %8d / %-8d %4d %s\n", "total", total.PromptTokens, total.CompletionTokens, total.Calls, callNoun(total.Calls))
 	cn := st.Metrics.Counters
 	fmt.Fprintf(w, "Tool calls %d, failures %d, denials %d, confirmations %d, replayed on resume %d\n",
 		cn.ToolCalls, cn.ToolFailures, cn.Denials, cn.Confirmations, cn.Replayed)
 
 	fmt.Fprintln(w, "\nWhy it stopped")
 	if st.Reason == "" {
-		fmt.Fprintf(w, "  not finished: phase %s, step %d, last checkpoint %s\n", st.Phase, st.Metrics.StepsDone+1, st.Updated.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "  not finished: %s, last checkpoint %s\n", whereText(st), st.Updated.Local().Format(time.DateTime))
 		fmt.Fprintf(w, "  if no trio process is running it, continue with: trio resume %s\n", abs(dir))
 		return nil
 	}
@@ -243,4 +252,24 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// callNoun is the noun that agrees with n.
+func callNoun(n int) string {
+	if n == 1 {
+		return "call"
+	}
+	return "calls"
+}
+
+// whereText is where an unfinished run is: its step while building, its
+// repair round while repairing, else its phase.
+func whereText(st *agent.Report) string {
+	switch {
+	case st.Phase == "repair":
+		return fmt.Sprintf("phase repair, round %d", st.Metrics.RepairRounds)
+	case st.Phase == "build" && st.Plan != nil && st.Metrics.StepsDone < len(st.Plan.Steps):
+		return fmt.Sprintf("phase build, step %d of %d", st.Metrics.StepsDone+1, len(st.Plan.Steps))
+	}
+	return "phase " + st.Phase
 }

@@ -90,9 +90,17 @@ func (p *progress) event(ev agent.Event) {
 		if ev.OK != nil && !*ev.OK {
 			outcome = "failed"
 		}
+		call := ev.Tool
+		if ev.Target != "" {
+			call += " " + clip(ev.Target, 80)
+		}
 		if ev.Role != agent.RoleWorker {
-			// The Critic's checks: the message is the command it ran.
-			p.printf("  [%s] %s %s · %s · %s · %s\n", ev.Role, ev.Tool, clip(ev.Message, 80), ev.Decision, ms(ev.Duration), outcome)
+			// The Critic's checks; the message is the target, then the
+			// error if there was one.
+			if why, ok := strings.CutPrefix(ev.Message, ev.Target+": "); ok && outcome != "ok" {
+				outcome += ": " + clip(why, 100)
+			}
+			p.printf("  [%s] %s · %s · %s · %s\n", ev.Role, call, ev.Decision, ms(ev.Duration), outcome)
 			break
 		}
 		where := fmt.Sprintf("step %d/%d", ev.Step, p.steps)
@@ -102,7 +110,7 @@ func (p *progress) event(ev agent.Event) {
 		if outcome != "ok" {
 			outcome += ": " + clip(resultText(ev.Message), 100)
 		}
-		p.printf("  [worker] %s %s · %s · %s · %s\n", where, ev.Tool, decisionText(ev), ms(ev.Duration), outcome)
+		p.printf("  [worker] %s %s · %s · %s · %s\n", where, call, decisionText(ev), ms(ev.Duration), outcome)
 	case agent.EventCriticVerdict:
 		p.printf("[critic] verdict %s  (tokens so far %s)\n", verdictText(ev), p.tokens())
 	case agent.EventRepairStarted:
@@ -159,7 +167,7 @@ func stopLine(label, status string, reason agent.StopReason, explanation string)
 
 // verdictText is the Critic's verdict line with the verdict said once: the
 // message starts with the verdict itself ("fail (failed checks: tests), 1
-// failure(s): ...", "pass: every check passed").
+// failure: ...", "pass: every check passed").
 func verdictText(ev agent.Event) string {
 	msg := clip(ev.Message, 300)
 	if rest, ok := strings.CutPrefix(msg, ev.Verdict); ok && ev.Verdict != "" {

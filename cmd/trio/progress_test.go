@@ -51,8 +51,8 @@ func TestProgressLines(t *testing.T) {
 	}{
 		{"verdict once", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "pass", Message: "pass: every check passed"},
 			"[critic] verdict pass: every check passed", "pass: pass"},
-		{"failed verdict once", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "fail", Message: "fail (failed checks: tests), 1 failure(s): bold"},
-			"[critic] verdict fail (failed checks: tests), 1 failure(s): bold", "fail: fail"},
+		{"failed verdict once", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "fail", Message: "fail (failed checks: tests), 1 failure: bold"},
+			"[critic] verdict fail (failed checks: tests), 1 failure: bold", "fail: fail"},
 		{"verdict without the prefix", agent.Event{Kind: agent.EventCriticVerdict, Verdict: "suspect_test", Message: "a test is wrong"},
 			"[critic] verdict suspect_test: a test is wrong", ""},
 		{"repair round without the findings dump", agent.Event{Kind: agent.EventRepairStarted, Repair: 1, Message: "Verdict: fail Summary: bold"},
@@ -61,6 +61,12 @@ func TestProgressLines(t *testing.T) {
 			`run_command · ask:no · 0s · failed: denied by policy: "rm b.txt"`, `{"ok"`},
 		{"covered by always", agent.Event{Kind: agent.EventToolCall, Role: agent.RoleWorker, Step: 1, Tool: "run_command", Decision: "ask", OK: &yes, Duration: 3 * time.Millisecond},
 			`run_command · ask:always (earlier "a") · 3ms · ok`, ""},
+		{"command of a worker call", agent.Event{Kind: agent.EventToolCall, Role: agent.RoleWorker, Step: 1, Tool: "run_command", Target: "go test ./...", Decision: "ask:yes", OK: &yes},
+			`step 1/1 run_command go test ./... · ask:yes · 0s · ok`, ""},
+		{"long target on one line", agent.Event{Kind: agent.EventToolCall, Role: agent.RoleWorker, Step: 1, Tool: "write_file", Target: "a/" + strings.Repeat("x", 100) + "\nb", Decision: "allow", OK: &yes},
+			"write_file a/" + strings.Repeat("x", 78) + "… · allow", "\nb"},
+		{"critic check with its error", agent.Event{Kind: agent.EventToolCall, Role: agent.RoleCritic, Tool: "run_command", Target: "calc --help", Decision: "allow", OK: &no, Message: "calc --help: sandbox down"},
+			"[critic] run_command calc --help · allow · 0s · failed: sandbox down", ""},
 		{"run finished is left to the report", agent.Event{Kind: agent.EventRunFinished, Reason: agent.StopCompleted, Message: "done"}, "", "run finished"},
 	}
 	for _, tt := range tests {

@@ -315,7 +315,7 @@ func TestRunWithoutTerminalDenies(t *testing.T) {
 		t.Errorf("report does not count 5 denials:\n%s", r.stderr)
 	}
 	// It says up front why nobody is asked, and each denial reads as text.
-	for _, want := range []string{"stdin is not a terminal", `run_command · deny · `, `failed: denied by policy: "rm a.txt" matches commands.ask "rm *"`} {
+	for _, want := range []string{"stdin is not a terminal", `run_command rm a.txt · deny · `, `failed: denied by policy: "rm a.txt" matches commands.ask "rm *"`} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

@@ -387,7 +387,7 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	switch {
 	case err == nil:
 	case errors.Is(err, containerd.ErrUnavailable):
-		return configError(fmt.Errorf("%w\nWith trio: --sandbox local runs commands without isolation; --sandbox auto falls back to it.", err))
+		return configError(err) // its message names --sandbox local already
 	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig):
 		return configError(err)
 	default:

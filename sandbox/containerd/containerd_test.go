@@ -410,8 +410,9 @@ func TestUnavailable(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no.sock")
 	err := Available(context.Background(), missing)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "sandbox: local") {
-		t.Errorf("Available: %v", err)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "`sandbox: local`") ||
+		!strings.Contains(err.Error(), "`--sandbox local`") {
+		t.Errorf("Available: %v; want the address and both ways to choose the local sandbox (trio.yaml key, flag)", err)
 	}
 	_, err = New(context.Background(), Config{Address: missing, Workspace: t.TempDir()})
 	if !errors.Is(err, ErrUnavailable) {
