@@ -87,7 +87,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("agent: create run folder: %w", err)
 	}
-	ws := a.cfg.workspace
+	ws := a.cfg.runWorkspace()
 	if ws == "" {
 		ws = filepath.Join(dir, "workspace")
 	}

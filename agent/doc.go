@@ -21,7 +21,7 @@
 //	trace.jsonl   every model request and reply, tool call, critic verdict, suite version
 //	audit.jsonl   every decision of the safe_execute gate
 //	report.json   the Report, and report.md for people
-//	workspace/    the project, unless WithWorkspace names another folder
+//	workspace/    the project, unless WithWorkspace (or the policy's workspace) names another folder
 //
 // Resume continues a run from its checkpoint: a tool call whose "end" is in
 // calls.jsonl is never executed again (its recorded result is reused), so a

@@ -101,8 +101,11 @@ type config struct {
 }
 
 // WithWorkspace sets the folder the project is built in (created if
-// missing). Default: "workspace" inside the run's folder
-// (<runs dir>/<run id>/workspace).
+// missing); a relative one is relative to the current folder. Default: the
+// policy's workspace (see WithPolicy) when it names a folder other than
+// ".", else "workspace" inside the run's folder
+// (<runs dir>/<run id>/workspace). Resume keeps the run's workspace unless
+// WithWorkspace is given.
 func WithWorkspace(dir string) Option {
 	return func(c *config) error {
 		if dir == "" {
@@ -111,6 +114,21 @@ func WithWorkspace(dir string) Option {
 		c.workspace = dir
 		return nil
 	}
+}
+
+// runWorkspace is the workspace a new run builds in as configured:
+// WithWorkspace, else the policy's when it names a folder other than ".";
+// "" leaves it to the run (<run folder>/workspace).
+func (c *config) runWorkspace() string {
+	if c.workspace != "" {
+		return c.workspace
+	}
+	if c.policy != nil {
+		if ws := c.policy.Workspace(); ws != "" && ws != "." {
+			return ws
+		}
+	}
+	return ""
 }
 
 // WithRunsDir sets the folder under which each run gets its own folder
@@ -139,7 +157,9 @@ func WithRunID(id string) Option {
 }
 
 // WithPolicy sets the policy every tool call is judged by. Default:
-// policy.Default().
+// policy.Default(). When the policy names a workspace other than "." and
+// WithWorkspace is not given, Run builds the project there (relative to
+// the current folder).
 func WithPolicy(p *policy.Policy) Option {
 	return func(c *config) error {
 		if p == nil {

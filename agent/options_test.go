@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,5 +116,46 @@ commands:
 	}
 	if cf.asked != 1 || rep.Metrics.Confirmations != 1 || rep.Metrics.Denials != 0 {
 		t.Errorf("asked %d, confirmations %d, denials %d; want 1, 1, 0", cf.asked, rep.Metrics.Confirmations, rep.Metrics.Denials)
+	}
+}
+
+// A policy that names a workspace is where a run builds, unless
+// WithWorkspace names another folder.
+func TestPolicyWorkspace(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		withWorkspace bool
+	}{
+		{"policy's workspace", false},
+		{"WithWorkspace wins", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			polWS := filepath.Join(filepath.Dir(e.ws), "from-policy")
+			p, err := policy.Parse("test.yaml", fmt.Appendf(nil, "version: 1\nworkspace: %s\ncommands:\n  allow: [\"go test *\"]\n", polWS))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []agent.Option{agent.WithRunsDir(e.runs), agent.WithRunID("run"), local, agent.WithPolicy(p)}
+			want := polWS
+			if tt.withWorkspace {
+				opts, want = append(opts, agent.WithWorkspace(e.ws)), e.ws
+			}
+			m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+				add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+			rep := run(t, m, nil, opts...)
+			if rep.Reason != agent.StopCompleted {
+				t.Fatalf("reason %s (%s)", rep.Reason, rep.Detail)
+			}
+			if rep.Workspace != want {
+				t.Errorf("workspace %s, want %s", rep.Workspace, want)
+			}
+			if got := readFile(t, filepath.Join(want, "calc.go")); got != calcGood {
+				t.Errorf("calc.go in %s = %q", want, got)
+			}
+		})
 	}
 }

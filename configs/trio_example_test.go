@@ -21,7 +21,7 @@ func TestTrioExample(t *testing.T) {
 	}
 	e := f.Endpoint
 	if e.BaseURL != "https://api.openai.com/v1" || e.APIKeyEnv != "OPENAI_API_KEY" ||
-		e.Timeout.Duration != 2*time.Minute || e.MaxRetries == nil || *e.MaxRetries != 3 || e.StructuredOutputs != "auto" {
+		e.Timeout.Duration != 2*time.Minute || e.MaxRetries == nil || *e.MaxRetries != 3 || e.StructuredOutputs != "auto" || !e.Stream {
 		t.Errorf("endpoint = %+v", e)
 	}
 	wantModels := config.Models{Default: "gpt-4.1-mini", Planner: "gpt-4.1", Worker: "gpt-4.1-mini",

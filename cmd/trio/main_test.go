@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -227,6 +228,38 @@ func TestPolicyExplain(t *testing.T) {
 			}
 		})
 	}
+	// --path judges a file tool's access to a workspace-relative path.
+	paths := []struct {
+		args     []string
+		code     int
+		decision string
+		rule     string
+	}{
+		{[]string{"--path", "main.go"}, exitOK, "allow", "workspace"},
+		{[]string{"--path", "main.go", "--write"}, exitOK, "allow", "workspace"},
+		{[]string{"--path", "sub/.env"}, exitExplainDeny, "deny", `paths.deny: "**/.env"`},
+		{[]string{"--path", "vendor/x/a.go"}, exitOK, "allow", "workspace"},
+		{[]string{"--path", "vendor/x/a.go", "--write"}, exitExplainDeny, "deny", `paths.read_only: "vendor/**"`},
+		{[]string{"--write", "--path", "../x"}, exitExplainDeny, "deny", "path-outside-workspace"},
+	}
+	for _, tt := range paths {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			r := trio(t, dir, nil, append([]string{"policy", "explain", "--policy", pol}, tt.args...)...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			access := "read"
+			if slices.Contains(tt.args, "--write") {
+				access = "write"
+			}
+			if !strings.Contains(r.stdout, "path:     "+tt.args[slices.Index(tt.args, "--path")+1]+" ("+access+")\n") ||
+				!strings.Contains(r.stdout, "decision: "+tt.decision+"\n") || !strings.Contains(r.stdout, "rule:     "+tt.rule) ||
+				!strings.Contains(r.stdout, "reason:   ") {
+				t.Errorf("output:\n%s", r.stdout)
+			}
+		})
+	}
 	// An unattended policy says that a run would deny what it asks.
 	un, _ := filepath.Abs("../../configs/policy.unattended.yaml")
 	r := trio(t, dir, nil, "policy", "explain", "--policy", un, "--", "rm", "x")
@@ -300,6 +333,9 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{[]string{"inspect", "."}, "is not a run folder: it has no state.json"},
 		{[]string{"resume", "."}, "is not a run folder: it has no state.json"},
 		{[]string{"policy", "explain"}, "no command to explain: give it after --"},
+		{[]string{"policy", "explain", "--path", "a", "--", "ls"}, "not both"},
+		{[]string{"policy", "explain", "--write", "--", "ls"}, "--write goes with --path FILE"},
+		{[]string{"policy", "explain", "--path="}, "--path: empty path"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -523,5 +559,36 @@ func TestConfigPolicyPath(t *testing.T) {
 	if r.code != exitConfig || !strings.Contains(r.stderr, filepath.Join("conf", "policy.yaml")) ||
 		!strings.Contains(r.stderr, "the policy key of conf/trio.yaml") {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// Without --workspace, trio run builds in the policy's workspace, relative
+// to the current folder; --workspace wins over it.
+func TestRunPolicyWorkspace(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, flag, want string
+	}{
+		{"policy's", "", "proj"},
+		{"flag wins", "other", "other"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			pol, script := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "script.yaml")
+			os.WriteFile(pol, []byte("workspace: proj\n"+ptyPolicy), 0o644)
+			os.WriteFile(script, []byte(ptyScript), 0o644)
+			args := []string{"run", "--goal", "x", "--policy", pol, "--sandbox", "local", "--unattended", "--quiet"}
+			if tt.flag != "" {
+				args = append(args, "--workspace", tt.flag)
+			}
+			r := trio(t, dir, cleanEnv(envScript+"="+script), args...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, tt.want, "go.mod")); err != nil {
+				t.Errorf("the project is not in %s: %v\n%s", tt.want, err, r.stderr)
+			}
+		})
 	}
 }

@@ -66,10 +66,11 @@ Exit codes: 0 valid, 3 invalid (or unreadable).`,
 }
 
 func newPolicyExplainCmd(io stdio) *cobra.Command {
-	var file, workspace string
+	var file, workspace, path string
+	var write bool
 	cmd := &cobra.Command{
 		Use:   "explain [--policy P] -- COMMAND [ARG...]",
-		Short: "Print the decision for a command, the rule that matched and why",
+		Short: "Print the decision for a command or a file path, the rule that matched and why",
 		Long: `Explain judges one command line as the gate would, and prints the decision
 (allow, ask or deny), the rule that matched and the reason. Give the command
 after --, as words (trio policy explain -- rm -rf build) or as one quoted line,
@@ -77,14 +78,27 @@ which may hold shell syntax (trio policy explain -- 'go test ./... | tail').
 Paths in the command are judged against --workspace (default: the current
 folder; /workspace means the same folder, as inside the sandbox).
 
+With --path FILE instead of a command, explain judges a file tool's access
+to FILE, a workspace-relative path: a read (read_file, list_files,
+search_files), or with --write a write (write_file, edit_file).
+
 Exit codes: 0 allow, 10 ask, 11 deny, 3 bad policy file or usage. With an
 unattended policy, ask is still 10 and the output notes that a run denies it.`,
 		Example: `  trio policy explain --policy configs/policy.interactive.yaml -- rm -rf build
   trio policy explain --policy configs/policy.interactive.yaml -- 'go test ./... | tail -5'
-  trio policy explain -- python3 -m pytest`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return configError(errors.New("no command to explain: give it after --, as in trio policy explain -- rm -rf build"))
+  trio policy explain -- python3 -m pytest
+  trio policy explain --policy configs/policy.interactive.yaml --path .env
+  trio policy explain --policy configs/policy.interactive.yaml --path go.mod --write`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch byPath := cmd.Flags().Changed("path"); {
+			case byPath && path == "":
+				return configError(errors.New("--path: empty path: give a workspace-relative file path"))
+			case byPath && len(args) > 0:
+				return configError(errors.New("give a command after -- or --path FILE, not both"))
+			case write && !byPath:
+				return configError(errors.New("--write goes with --path FILE (a command's writes are judged from the command itself)"))
+			case !byPath && len(args) == 0:
+				return configError(errors.New("no command to explain: give it after --, as in trio policy explain -- rm -rf build (or a file path with --path FILE)"))
 			}
 			return nil
 		},
@@ -98,46 +112,70 @@ unattended policy, ask is still 10 and the output notes that a run denies it.`,
 				}
 				name = file
 			}
-			line := args[0]
-			if len(args) > 1 {
-				line = shellJoin(args)
-			}
-			c, err := policy.ParseCommand(line)
-			if err != nil && !errors.Is(err, policy.ErrEmptyCommand) {
-				// A line that does not parse is still judged (rule syntax-error).
-				c = policy.Command{Line: line}
-			}
-			ws := workspace
-			if ws == "" {
-				ws = "."
-			}
-			d := p.CheckCommand(c, policy.Scope{Workspace: abs(ws), Aliases: []string{"/workspace"}})
 			fmt.Fprintf(io.out, "policy:   %s\n", name)
-			if len(c.Argv) > 0 && !c.Shell {
-				fmt.Fprintf(io.out, "command:  %s\n", quoteArgv(c.Argv))
-			} else {
-				fmt.Fprintf(io.out, "command:  %s (shell line)\n", line)
-			}
-			fmt.Fprintf(io.out, "decision: %s\n", d.Verdict)
-			fmt.Fprintf(io.out, "rule:     %s\n", d.Rule)
-			fmt.Fprintf(io.out, "reason:   %s\n", d.Reason)
-			switch d.Verdict {
-			case policy.Allow:
-				return nil
-			case policy.Ask:
-				if p.Unattended() {
-					fmt.Fprintln(io.out, "note:     the policy is unattended, so a run denies this instead of asking")
-				} else {
-					fmt.Fprintln(io.out, "note:     a run asks you on the terminal (y once, n, a always); without a terminal it is denied")
+			var d policy.Decision
+			if path != "" {
+				access, what := policy.Read, "read"
+				if write {
+					access, what = policy.Write, "write"
 				}
-				return &exitError{code: exitExplainAsk}
+				d = p.CheckPath(path, access)
+				fmt.Fprintf(io.out, "path:     %s (%s)\n", path, what)
+			} else {
+				d = explainCommand(io, p, args, workspace)
 			}
-			return &exitError{code: exitExplainDeny}
+			return explainDecision(io, p, d)
 		},
 	}
 	cmd.Flags().StringVar(&file, "policy", "", "policy file (default: the built-in strict policy)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace paths are judged against (default: the current folder)")
+	cmd.Flags().StringVar(&path, "path", "", "explain a file tool's access to this workspace-relative path instead of a command")
+	cmd.Flags().BoolVar(&write, "write", false, "with --path: judge a write (write_file, edit_file) instead of a read")
 	return cmd
+}
+
+// explainCommand judges the command given as args, prints it and returns
+// the decision.
+func explainCommand(io stdio, p *policy.Policy, args []string, workspace string) policy.Decision {
+	line := args[0]
+	if len(args) > 1 {
+		line = shellJoin(args)
+	}
+	c, err := policy.ParseCommand(line)
+	if err != nil && !errors.Is(err, policy.ErrEmptyCommand) {
+		// A line that does not parse is still judged (rule syntax-error).
+		c = policy.Command{Line: line}
+	}
+	ws := workspace
+	if ws == "" {
+		ws = "."
+	}
+	d := p.CheckCommand(c, policy.Scope{Workspace: abs(ws), Aliases: []string{"/workspace"}})
+	if len(c.Argv) > 0 && !c.Shell {
+		fmt.Fprintf(io.out, "command:  %s\n", quoteArgv(c.Argv))
+	} else {
+		fmt.Fprintf(io.out, "command:  %s (shell line)\n", line)
+	}
+	return d
+}
+
+// explainDecision prints d and returns the exit error of its verdict.
+func explainDecision(io stdio, p *policy.Policy, d policy.Decision) error {
+	fmt.Fprintf(io.out, "decision: %s\n", d.Verdict)
+	fmt.Fprintf(io.out, "rule:     %s\n", d.Rule)
+	fmt.Fprintf(io.out, "reason:   %s\n", d.Reason)
+	switch d.Verdict {
+	case policy.Allow:
+		return nil
+	case policy.Ask:
+		if p.Unattended() {
+			fmt.Fprintln(io.out, "note:     the policy is unattended, so a run denies this instead of asking")
+		} else {
+			fmt.Fprintln(io.out, "note:     a run asks you on the terminal (y once, n, a always); without a terminal it is denied")
+		}
+		return &exitError{code: exitExplainAsk}
+	}
+	return &exitError{code: exitExplainDeny}
 }
 
 // bytesText is a byte count in the policy file's units (64KiB, 1GiB).

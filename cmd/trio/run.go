@@ -368,14 +368,10 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 			return &exitError{code: exitCode(rep.Reason)}
 		}
 	} else {
-		// The workspace is --workspace, else the policy's when it names
-		// one, else the agent's default (runs/<run-id>/workspace).
-		ws := f.workspace
-		if ws == "" && pol.Workspace() != "" && pol.Workspace() != "." {
-			ws = pol.Workspace()
-		}
-		if ws != "" {
-			opts = append(opts, agent.WithWorkspace(ws))
+		// The workspace is --workspace, else the agent's default: the
+		// policy's when it names one, else runs/<run-id>/workspace.
+		if f.workspace != "" {
+			opts = append(opts, agent.WithWorkspace(f.workspace))
 		}
 		opts = append(opts, agent.WithRunsDir(runs), agent.WithMetadata(rec.metadata()))
 		var a *agent.Agent

@@ -130,6 +130,7 @@ func endpointModel(f *config.File) (llm.Model, error) {
 		MaxTokens:         f.MaxTokens,
 		Timeout:           e.Timeout.Duration,
 		StructuredOutputs: e.StructuredOutputs,
+		Stream:            e.Stream,
 	}
 	if e.MaxRetries != nil {
 		cfg.MaxRetries = *e.MaxRetries

@@ -59,6 +59,8 @@ type Endpoint struct {
 	Timeout           Duration `yaml:"timeout"`
 	MaxRetries        *int     `yaml:"max_retries"`
 	StructuredOutputs string   `yaml:"structured_outputs"`
+	// Stream asks for server-sent events (llm.OpenAIConfig.Stream).
+	Stream bool `yaml:"stream"`
 }
 
 // Models names the model of each role; Default serves the roles not named.

@@ -24,6 +24,7 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"temperature", "temperature: 7\n", "trio.yaml:1: temperature"},
 		{"image without ref", "sandbox:\n  containerd:\n    rootfs: image\n", "sandbox.containerd.image"},
 		{"reserve too big", "window:\n  context_limit: 100\n  reply_reserve: 100\n", "trio.yaml:3: window.reply_reserve"},
+		{"stream not a bool", "endpoint:\n  stream: maybe\n", "trio.yaml:2"},
 		{"syntax", "models: [\n", "trio.yaml:"},
 	}
 	for _, tt := range tests {
@@ -42,11 +43,11 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 
 func TestParseValid(t *testing.T) {
 	t.Parallel()
-	f, err := Parse("trio.yaml", []byte("endpoint:\n  timeout: 90s\n  max_retries: 0\nmodels:\n  default: m\n"))
+	f, err := Parse("trio.yaml", []byte("endpoint:\n  timeout: 90s\n  max_retries: 0\n  stream: true\nmodels:\n  default: m\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Endpoint.Timeout.Duration != 90*time.Second || f.Endpoint.MaxRetries == nil || *f.Endpoint.MaxRetries != 0 || f.Models.Default != "m" {
+	if f.Endpoint.Timeout.Duration != 90*time.Second || f.Endpoint.MaxRetries == nil || *f.Endpoint.MaxRetries != 0 || !f.Endpoint.Stream || f.Models.Default != "m" {
 		t.Errorf("parsed %+v", f)
 	}
 	empty, err := Parse("empty.yaml", nil)
