@@ -106,11 +106,9 @@ func (p *Policy) CheckPath(rel string, a Access) Decision {
 		return Decision{Verdict: Deny, Rule: "path-outside-workspace",
 			Reason: fmt.Sprintf("path %q is not inside the workspace", rel)}
 	}
-	for _, r := range p.pathDeny {
-		if r.g.match(clean) {
-			return Decision{Verdict: Deny, Rule: r.String(),
-				Reason: fmt.Sprintf("%s of %q is denied by paths.deny %q", a, clean, r.src)}
-		}
+	if r, ok := p.deniedPath(clean); ok {
+		return Decision{Verdict: Deny, Rule: r.String(),
+			Reason: fmt.Sprintf("%s of %q is denied by paths.deny %q", a, clean, r.src)}
 	}
 	if a == Write {
 		for _, r := range p.pathReadOnly {

@@ -22,7 +22,7 @@ func judgeSed(c *checker, argv []string) Decision {
 			i++
 			break
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
+		if !isOption(a) {
 			continue // input file, judged by the path checks
 		}
 		if strings.HasPrefix(a, "--") {

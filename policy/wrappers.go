@@ -49,6 +49,10 @@ func (c *checker) wrapped(argv, inner []string) Decision {
 	return d
 }
 
+// isOption reports whether a is an option word: it starts with "-" and is
+// not "-" alone, which names standard input.
+func isOption(a string) bool { return len(a) > 1 && a[0] == '-' }
+
 func unknownOption(argv []string, opt string) Decision {
 	return deny("wrapper-option", "%s option %q is not understood by the policy, so what it runs cannot be judged", argv[0], opt)
 }
@@ -150,7 +154,7 @@ func judgeEnv(c *checker, argv []string) Decision {
 			i++
 			break
 		}
-		if a == "-" || !strings.HasPrefix(a, "-") {
+		if !isOption(a) {
 			break
 		}
 		switch {
@@ -220,7 +224,7 @@ func judgeXargs(c *checker, argv []string) Decision {
 			i++
 			break
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
+		if !isOption(a) {
 			break
 		}
 		switch {
@@ -275,11 +279,7 @@ func judgeXargs(c *checker, argv []string) Decision {
 			}
 		}
 	}
-	d := c.sub().argv(inner)
-	if own, ok := c.explicit(argv); ok {
-		d = worse(own, d)
-	}
-	return d
+	return c.wrapped(argv, inner)
 }
 
 // judgeFind: find needs a rule of its own; each -exec/-execdir/-ok/-okdir
@@ -382,7 +382,7 @@ func isPython(name string) bool {
 func judgePython(c *checker, argv []string) Decision {
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
-		if a == "-" || a == "--" || !strings.HasPrefix(a, "-") {
+		if !isOption(a) || a == "--" {
 			break
 		}
 		if a == "--check-hash-based-pycs" {
@@ -413,7 +413,7 @@ func judgePython(c *checker, argv []string) Decision {
 func judgeNode(c *checker, argv []string) Decision {
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
-		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+		if !isOption(a) || a == "--" {
 			break
 		}
 		name, _, _ := strings.Cut(a, "=")
@@ -435,7 +435,7 @@ func judgeNode(c *checker, argv []string) Decision {
 func judgePerl(c *checker, argv []string) Decision {
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
-		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+		if !isOption(a) || a == "--" {
 			break
 		}
 		if !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "eE") {
@@ -552,7 +552,7 @@ func judgeSimple(c *checker, argv []string) Decision {
 			i++
 			break
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
+		if !isOption(a) {
 			break
 		}
 		switch {
@@ -597,11 +597,7 @@ func judgeNpm(c *checker, argv []string) Decision {
 		if a := argv[i]; a != "exec" && a != "x" {
 			continue
 		}
-		d := c.sub().argv(append([]string{"npx"}, argv[i+1:]...))
-		if own, ok := c.explicit(argv); ok {
-			d = worse(own, d)
-		}
-		return d
+		return c.wrapped(argv, append([]string{"npx"}, argv[i+1:]...))
 	}
 	return c.rules(argv, nil)
 }

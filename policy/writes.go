@@ -90,7 +90,7 @@ func writeTargets(argv []string) []target {
 	case "uniq": // uniq [OPTION]... [INPUT [OUTPUT]]
 		var ops []string
 		for _, a := range argv[1:] {
-			if !strings.HasPrefix(a, "-") || a == "-" || isUnknown(a) {
+			if !isOption(a) || isUnknown(a) {
 				ops = append(ops, a)
 			}
 		}
