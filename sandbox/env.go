@@ -32,11 +32,12 @@ func BaseEnv(path, home, tmp string, extra ...string) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	return mergeEnv(env, extra)
+	return MergeEnv(env, extra)
 }
 
-// mergeEnv appends extra to base; a key in extra replaces the same key in base.
-func mergeEnv(base, extra []string) []string {
+// MergeEnv appends extra to base; a key in extra replaces the same key in
+// base (or an earlier one in extra), keeping the first one's position.
+func MergeEnv(base, extra []string) []string {
 	out := make([]string, 0, len(base)+len(extra))
 	seen := map[string]int{}
 	for _, kv := range append(base[:len(base):len(base)], extra...) {
@@ -51,23 +52,38 @@ func mergeEnv(base, extra []string) []string {
 	return out
 }
 
+// hostGoPath is the host's GOPATH: $GOPATH, else ~/go; "" when unknown.
+func hostGoPath() string {
+	if v := os.Getenv("GOPATH"); v != "" {
+		return v
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, "go")
+	}
+	return ""
+}
+
+// HostModCache is the host's Go module cache: $GOMODCACHE, else pkg/mod in
+// the first GOPATH entry (see hostGoPath); "" when unknown. It may not exist.
+func HostModCache() string {
+	if v := os.Getenv("GOMODCACHE"); v != "" {
+		return v
+	}
+	if gp := filepath.SplitList(hostGoPath()); len(gp) > 0 && gp[0] != "" {
+		return filepath.Join(gp[0], "pkg", "mod")
+	}
+	return ""
+}
+
 // hostGoEnv returns the host's Go module and build caches, so commands reuse
 // them (offline builds need the module cache) though HOME is fresh.
 func hostGoEnv() []string {
 	var env []string
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(h, "go")
-		}
-	}
-	if gopath != "" {
+	if gopath := hostGoPath(); gopath != "" {
 		env = append(env, "GOPATH="+gopath)
 	}
-	if v := os.Getenv("GOMODCACHE"); v != "" {
-		env = append(env, "GOMODCACHE="+v)
-	} else if gopath != "" {
-		env = append(env, "GOMODCACHE="+filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod"))
+	if mc := HostModCache(); mc != "" {
+		env = append(env, "GOMODCACHE="+mc)
 	}
 	if v := os.Getenv("GOCACHE"); v != "" {
 		env = append(env, "GOCACHE="+v)

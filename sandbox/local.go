@@ -130,7 +130,7 @@ func (l *Local) Exec(ctx context.Context, cmd Command) (Result, error) {
 }
 
 func (l *Local) run(ctx context.Context, cmd Command, wd string, timeout time.Duration, stdout, stderr io.Writer) (Result, error) {
-	env := mergeEnv(l.env, cmd.Env)
+	env := MergeEnv(l.env, cmd.Env)
 	// Resolve the program with the sandbox's PATH, not the host's.
 	path := cmd.Argv[0]
 	if !strings.Contains(path, "/") {

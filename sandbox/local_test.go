@@ -43,6 +43,7 @@ func TestLocalExec(t *testing.T) {
 		{"exit code", Command{Argv: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 3, "", "oops\n"},
 		{"dir", Command{Argv: []string{"pwd"}, Dir: "sub"}, 0, filepath.Join(ws, "sub") + "\n", ""},
 		{"env added", Command{Argv: []string{"sh", "-c", "echo $FOO"}, Env: []string{"FOO=bar"}}, 0, "bar\n", ""},
+		{"env overrides", Command{Argv: []string{"sh", "-c", "echo $TERM; env | grep -c ^TERM="}, Env: []string{"TERM=xterm"}}, 0, "xterm\n1\n", ""},
 		{"toolchain pinned", Command{Argv: []string{"sh", "-c", "echo $GOTOOLCHAIN"}}, 0, "local\n", ""},
 		{"no python bytecode", Command{Argv: []string{"sh", "-c", "echo $PYTHONDONTWRITEBYTECODE"}}, 0, "1\n", ""},
 		{"not found", Command{Argv: []string{"no-such-program-trio"}}, 127, "", "trio: cannot run no-such-program-trio"},

@@ -85,7 +85,7 @@ func (ws *Workspace) deleteFile(ctx context.Context, p DeleteFileParams) (Result
 	}
 	// The gate judged the folder; nothing under it that the policy protects
 	// (a read-only or denied file) may go with it.
-	check, _ := ctx.Value(writeCheckKey{}).(func(string) policy.Decision)
+	g := callingGate(ctx)
 	entries := 0
 	var refused *policy.Decision
 	var refusedPath string
@@ -94,9 +94,9 @@ func (ws *Workspace) deleteFile(ctx context.Context, p DeleteFileParams) (Result
 			return err
 		}
 		entries++
-		if check != nil {
+		if g != nil {
 			rel := path.Join(dir, sub)
-			if dec := check(rel); dec.Verdict != policy.Allow {
+			if dec := g.writeCheck(rel); dec.Verdict != policy.Allow {
 				refused, refusedPath = &dec, rel
 				return fs.SkipAll
 			}

@@ -209,7 +209,7 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	}
 
 	start := time.Now()
-	res, err := inv.Run(withWriteCheck(withHidden(ctx, g.hidden), g.writeCheck))
+	res, err := inv.Run(context.WithValue(ctx, gateKey{}, g))
 	rec.Duration = time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("tool call %s (%s): %w", c.Name, c.ID, err)
@@ -224,6 +224,17 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	return res, nil
 }
 
+// gateKey carries the gate that runs a call to the tool, for the checks a
+// tool makes below the paths the gate judged (hidden, writeCheck). One
+// context value for both keeps Gate.Call's allocations down.
+type gateKey struct{}
+
+// callingGate is the gate running the call in ctx, or nil.
+func callingGate(ctx context.Context) *Gate {
+	g, _ := ctx.Value(gateKey{}).(*Gate)
+	return g
+}
+
 // hidden reports whether the policy denies reading rel: tools that walk a
 // folder (list_files, search_files) skip such paths, since the gate judged
 // only the folder they were given.
@@ -231,25 +242,11 @@ func (g *Gate) hidden(rel string) bool {
 	return g.policy.CheckPath(rel, policy.Read).Verdict == policy.Deny
 }
 
-type hiddenKey struct{}
-
-// withHidden passes the gate's filter to the tool it runs.
-func withHidden(ctx context.Context, hide func(rel string) bool) context.Context {
-	return context.WithValue(ctx, hiddenKey{}, hide)
-}
-
 // writeCheck is the policy's decision on writing rel: delete_file with
 // recursive asks it about every entry of the tree it would remove, since
 // the gate judged only the tree's top.
 func (g *Gate) writeCheck(rel string) policy.Decision {
 	return g.policy.CheckPath(rel, policy.Write)
-}
-
-type writeCheckKey struct{}
-
-// withWriteCheck passes the gate's write check to the tool it runs.
-func withWriteCheck(ctx context.Context, check func(rel string) policy.Decision) context.Context {
-	return context.WithValue(ctx, writeCheckKey{}, check)
 }
 
 // judge asks the policy about the tool and each of its effects.

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -67,12 +68,7 @@ func (r *Registry) Tool(name string) (Tool, bool) {
 func (r *Registry) Names() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	names := make([]string, 0, len(r.tools))
-	for n := range r.tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return r.namesLocked()
 }
 
 // View returns an immutable subset of the registry holding the named tools,
@@ -99,12 +95,7 @@ func (r *Registry) View(names ...string) (View, error) {
 }
 
 func (r *Registry) namesLocked() []string {
-	names := make([]string, 0, len(r.tools))
-	for n := range r.tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(r.tools))
 }
 
 // View is the set of tools one role may call. It is an immutable value, safe

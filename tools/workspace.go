@@ -68,7 +68,7 @@ func PolicyVisible(p *policy.Policy) func(rel string) bool {
 // visible applies Workspace.Visible and the filter of the gate that runs
 // the call.
 func (ws *Workspace) visible(ctx context.Context, rel string) bool {
-	if hide, ok := ctx.Value(hiddenKey{}).(func(string) bool); ok && hide(rel) {
+	if g := callingGate(ctx); g != nil && g.hidden(rel) {
 		return false
 	}
 	return ws.Visible == nil || ws.Visible(rel)

@@ -171,16 +171,10 @@ func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
 }
 
 func defaultModCache() string {
-	cand := os.Getenv("GOMODCACHE")
-	if cand == "" {
-		if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
-			cand = filepath.Join(gp[0], "pkg", "mod")
-		} else if h, err := os.UserHomeDir(); err == nil {
-			cand = filepath.Join(h, "go", "pkg", "mod")
+	if cand := sandbox.HostModCache(); cand != "" {
+		if st, err := os.Stat(cand); err == nil && st.IsDir() {
+			return cand
 		}
-	}
-	if st, err := os.Stat(cand); err == nil && st.IsDir() {
-		return cand
 	}
 	return "none"
 }

@@ -358,7 +358,7 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 func (s *Sandbox) processSpec(cmd sandbox.Command, cwd string) *specs.Process {
 	spec := *s.baseProcess()
 	spec.Args = cmd.Argv
-	spec.Env = dedupEnv(append(append([]string(nil), s.env...), cmd.Env...))
+	spec.Env = sandbox.MergeEnv(s.env, cmd.Env)
 	spec.Cwd = cwd
 	return &spec
 }
@@ -447,21 +447,6 @@ func startFailure(err error, prog string, stderr *sandbox.CappedBuffer) (sandbox
 	}
 	fmt.Fprintf(stderr, "trio: cannot run %s: %s\n", prog, msg)
 	return sandbox.Result{ExitCode: code}, true
-}
-
-func dedupEnv(env []string) []string {
-	out := make([]string, 0, len(env))
-	idx := map[string]int{}
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if i, ok := idx[k]; ok {
-			out[i] = kv
-			continue
-		}
-		idx[k] = len(out)
-		out = append(out, kv)
-	}
-	return out
 }
 
 // removeContainer kills and deletes c's task, then c and its snapshot.

@@ -39,6 +39,7 @@ func TestExecBasics(t *testing.T) {
 		{"exit code and stderr", sandbox.Command{Argv: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 3, "", "oops\n"},
 		{"dir", sandbox.Command{Argv: []string{"pwd"}, Dir: "sub"}, 0, "/workspace/sub\n", ""},
 		{"env added", sandbox.Command{Argv: []string{"sh", "-c", "echo $FOO"}, Env: []string{"FOO=bar"}}, 0, "bar\n", ""},
+		{"env overrides", sandbox.Command{Argv: []string{"sh", "-c", "echo $TERM; env | grep -c ^TERM="}, Env: []string{"TERM=xterm"}}, 0, "xterm\n1\n", ""},
 		{"not found", sandbox.Command{Argv: []string{"no-such-program-trio"}}, 127, "", "trio: cannot run no-such-program-trio"},
 		{"no capabilities, no new privileges, seccomp", sandbox.Command{Argv: []string{"sh", "-c", "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status"}}, 0,
 			"CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n", ""},

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -48,14 +49,14 @@ var (
 // plain-assert ones as not found. ok is false when nothing shows how to test.
 func Detect(root fs.FS) (argv []string, framework string, ok bool) {
 	if exists(root, "go.mod") {
-		return clone(goTestArgv), FrameworkGo, true
+		return slices.Clone(goTestArgv), FrameworkGo, true
 	}
 	pytestConfig := exists(root, "pytest.ini") || exists(root, "conftest.py") ||
 		fileContains(root, "pyproject.toml", "[tool.pytest") ||
 		fileContains(root, "setup.cfg", "[tool:pytest]") ||
 		fileContains(root, "tox.ini", "[pytest]")
 	if pytestConfig {
-		return clone(pytestArgv), FrameworkPytest, true
+		return slices.Clone(pytestArgv), FrameworkPytest, true
 	}
 	scan := scanProject(root)
 	if len(scan.pyTests) > 0 {
@@ -69,19 +70,19 @@ func Detect(root fs.FS) (argv []string, framework string, ok bool) {
 			usesUnittest = usesUnittest || importsUnittest.MatchString(src)
 		}
 		if usesPytest || !usesUnittest {
-			return clone(pytestArgv), FrameworkPytest, true
+			return slices.Clone(pytestArgv), FrameworkPytest, true
 		}
-		return clone(unittestArgv), FrameworkUnittest, true
+		return slices.Clone(unittestArgv), FrameworkUnittest, true
 	}
 	if script, ok := npmTestScript(root); ok && !strings.Contains(script, npmDefaultTest) {
-		return clone(npmTestArgv), FrameworkNode, true
+		return slices.Clone(npmTestArgv), FrameworkNode, true
 	}
 	if scan.jsTests && exists(root, "package.json") {
-		return clone(nodeTestArgv), FrameworkNode, true
+		return slices.Clone(nodeTestArgv), FrameworkNode, true
 	}
 	if exists(root, "pyproject.toml") || exists(root, "setup.py") || exists(root, "setup.cfg") ||
 		exists(root, "requirements.txt") || scan.pyFiles {
-		return clone(unittestArgv), FrameworkUnittest, true
+		return slices.Clone(unittestArgv), FrameworkUnittest, true
 	}
 	return nil, "", false
 }
@@ -164,8 +165,6 @@ func readHead(root fs.FS, name string) string {
 	return string(b)
 }
 
-func clone(argv []string) []string { return append([]string(nil), argv...) }
-
 // FrameworkOf infers which parser reads the output of a test command:
 // "go" for go test (and gotestsum), "pytest" for pytest or python -m pytest,
 // "unittest" for python -m unittest (and Django's manage.py test), "node" for
@@ -231,7 +230,7 @@ func GoJSON(argv []string) bool {
 // WithGoJSON returns a copy of argv with -json added after "go test" when it
 // is a go test command without it; any other command comes back unchanged.
 func WithGoJSON(argv []string) []string {
-	out := clone(argv)
+	out := slices.Clone(argv)
 	if GoJSON(argv) {
 		return out
 	}
