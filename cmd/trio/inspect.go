@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -73,12 +72,9 @@ Exit codes: 0 shown, 3 no such run (or not a run folder).`,
 func inspect(w io.Writer, dir string, all bool) error {
 	// The run as of its last checkpoint: the final report of a finished
 	// run, the state so far of an unfinished one.
-	st, err := agent.Inspect(dir)
+	st, err := inspectRun(dir)
 	if err != nil {
-		if errors.Is(err, agent.ErrNoRun) {
-			return configError(notRunFolder(dir))
-		}
-		return failure(err)
+		return err
 	}
 
 	fmt.Fprintf(w, "Run %s  (%s)\n", st.RunID, abs(dir))

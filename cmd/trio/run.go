@@ -125,18 +125,14 @@ n no, a always for this run); without a terminal on stdin, or with
 			if g.config != "" {
 				rec.Config = abs(g.config)
 			}
-			var model llm.Model
 			if path := os.Getenv(envScript); path != "" {
 				rec.Model, rec.Script = "script", abs(path)
-				m, err := scriptModel(rec)
-				if err != nil {
-					return err
-				}
-				defer m.Close()
-				model = m
-			} else if model, err = endpointModel(cfg); err != nil {
+			}
+			model, closeModel, err := modelOf(rec, cfg)
+			if err != nil {
 				return err
 			}
+			defer closeModel()
 			return runGoal(cmd.Context(), io, f, cfg, runsDir(g, cfg), goal, model, rec, "")
 		},
 	}
@@ -205,12 +201,12 @@ holding project/ (the workspace) and runs/ (the run folder); with
 			// The demo's script is written for the built-in policy.
 			cfg = withoutPolicy(cfg)
 			rec := runRecord{Model: "demo", Sandbox: f.sandbox}
-			m, err := scriptModel(rec)
+			model, closeModel, err := modelOf(rec, cfg)
 			if err != nil {
 				return err
 			}
-			defer m.Close()
-			return runGoal(cmd.Context(), io, f, cfg, runs, demo.Goal(), m, rec, "")
+			defer closeModel()
+			return runGoal(cmd.Context(), io, f, cfg, runs, demo.Goal(), model, rec, "")
 		},
 	}
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the demo project is built in (default: a new ./trio-demo/project)")
@@ -246,12 +242,9 @@ metadata); --sandbox overrides the sandbox.
 			if err != nil {
 				return err
 			}
-			st, err := agent.Inspect(dir)
+			st, err := inspectRun(dir)
 			if err != nil {
-				if errors.Is(err, agent.ErrNoRun) {
-					return configError(notRunFolder(dir))
-				}
-				return failure(err)
+				return err
 			}
 			rec := recordOf(st.Metadata)
 			if g.config == "" && rec.Config != "" {
@@ -264,20 +257,11 @@ metadata); --sandbox overrides the sandbox.
 			if f.sandbox == "" {
 				f.sandbox = rec.Sandbox
 			}
-			var model llm.Model
-			switch rec.Model {
-			case "demo", "script":
-				m, err := scriptModel(rec)
-				if err != nil {
-					return err
-				}
-				defer m.Close()
-				model = m
-			default:
-				if model, err = endpointModel(cfg); err != nil {
-					return err
-				}
+			model, closeModel, err := modelOf(rec, cfg)
+			if err != nil {
+				return err
 			}
+			defer closeModel()
 			return runGoal(cmd.Context(), io, f, cfg, filepath.Dir(dir), "", model, rec, dir)
 		},
 	}
@@ -292,6 +276,23 @@ func withoutPolicy(cfg *config.File) *config.File {
 	c := *cfg
 	c.Policy = ""
 	return &c
+}
+
+// modelOf builds the model rec names: the demo's script or a script file
+// ("demo", "script") behind the loopback endpoint, else the endpoint of cfg
+// and the environment. closeModel releases it.
+func modelOf(rec runRecord, cfg *config.File) (model llm.Model, closeModel func(), err error) {
+	if rec.Model == "demo" || rec.Model == "script" {
+		m, err := scriptModel(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Close, nil
+	}
+	if model, err = endpointModel(cfg); err != nil {
+		return nil, nil, err
+	}
+	return model, func() {}, nil
 }
 
 // scriptModel is the demo's script, or the TRIO_SCRIPT file, behind the

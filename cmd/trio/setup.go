@@ -199,6 +199,19 @@ func notRunFolder(dir string) error {
 	return fmt.Errorf("%s is not a run folder: it has no %s (a run folder is runs/<run-id>/, printed when the run started)", dir, agent.StateFile)
 }
 
+// inspectRun is agent.Inspect with the command's exit codes: a folder that
+// holds no run is a usage error (3), an unreadable checkpoint a failure (1).
+func inspectRun(dir string) (*agent.Report, error) {
+	st, err := agent.Inspect(dir)
+	switch {
+	case errors.Is(err, agent.ErrNoRun):
+		return nil, configError(notRunFolder(dir))
+	case err != nil:
+		return nil, failure(err)
+	}
+	return st, nil
+}
+
 // resolveRun finds a run folder from an id or a path.
 func resolveRun(arg, runs string) (string, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {

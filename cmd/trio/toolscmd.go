@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -126,12 +127,7 @@ func printTools(w io.Writer, v tools.View) {
 		if json.Unmarshal(raw, &s) != nil {
 			continue
 		}
-		props := make([]string, 0, len(s.Properties))
-		for p := range s.Properties {
-			props = append(props, p)
-		}
-		slices.Sort(props)
-		for _, p := range props {
+		for _, p := range slices.Sorted(maps.Keys(s.Properties)) {
 			ps := s.Properties[p]
 			req := ""
 			if slices.Contains(s.Required, p) {
