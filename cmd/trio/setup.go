@@ -13,7 +13,6 @@ import (
 	"github.com/trioagent/trio/cmd/trio/config"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
-	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
 	"github.com/trioagent/trio/summarizer"
 )
@@ -143,11 +142,6 @@ func endpointModel(f *config.File) (llm.Model, error) {
 		return nil, configError(err)
 	}
 	return m, nil
-}
-
-// limitsOf converts the policy's limits for the sandbox.
-func limitsOf(l policy.Limits) sandbox.Limits {
-	return sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network}
 }
 
 // sandboxConfig describes the run's sandbox: kind is the --sandbox flag,

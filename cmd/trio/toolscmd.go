@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trioagent/trio/agent"
-	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/tools"
 )
@@ -72,7 +71,8 @@ func builtinView(role string) (tools.View, error) {
 		return tools.View{}, failure(err)
 	}
 	defer os.RemoveAll(dir)
-	limits := limitsOf(policy.Default().Limits())
+	// Nothing runs here: the schemas need a workspace, not limits.
+	var limits sandbox.Limits
 	sb, err := sandbox.NewLocal(dir, limits)
 	if err != nil {
 		return tools.View{}, failure(err)
