@@ -85,9 +85,7 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 	}
 	rep := parseReport(res)
 	run.result.OK = res.OK && res.ExitCode == 0 && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0
-	var b strings.Builder
-	b.WriteString(rep.Summary())
-	fmt.Fprintf(&b, "; %s", exitLine(res))
+	head := rep.Summary() + "; " + exitLine(res)
 	fails := slices.Clone(rep.Failures)
 	resolve := c.resolver(plan)
 	for i := range fails {
@@ -107,15 +105,7 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 			lines = append(lines, l)
 		}
 	}
-	for i, l := range lines {
-		if i == maxDetailLines {
-			fmt.Fprintf(&b, "\n… %d more", len(lines)-i)
-			break
-		}
-		b.WriteString("\n")
-		b.WriteString(l)
-	}
-	run.result.Detail = b.String()
+	run.result.Detail = listDetail(head, lines)
 	if run.result.OK {
 		return run, nil
 	}

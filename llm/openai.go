@@ -297,7 +297,7 @@ func (e *providerError) Unwrap() error { return e.err }
 func (p *OpenAI) once(ctx context.Context, params openai.ChatCompletionNewParams) (Response, error) {
 	cc, err := p.client.Chat.Completions.New(ctx, params)
 	if err != nil {
-		if strings.Contains(err.Error(), "error parsing response json") {
+		if strings.Contains(err.Error(), sdkBadJSON) {
 			return Response{}, fmt.Errorf("endpoint sent malformed JSON: %w", err)
 		}
 		return Response{}, err

@@ -73,11 +73,14 @@ func (e errAttemptTimeout) Error() string {
 func (e errAttemptTimeout) Timeout() bool   { return true }
 func (e errAttemptTimeout) Is(t error) bool { return t == context.DeadlineExceeded }
 
+// sdkBadJSON is how openai-go reports a response body that is not JSON.
+const sdkBadJSON = "error parsing response json"
+
 // retryable says whether err is worth another attempt: rate limits,
 // server errors, timeouts, connection failures and cut streams.
 func retryable(err error) bool {
 	// A complete body that is not JSON is the endpoint's bug, not bad luck.
-	if strings.Contains(err.Error(), "error parsing response json") {
+	if strings.Contains(err.Error(), sdkBadJSON) {
 		return false
 	}
 	if s := statusOf(err); s != 0 {

@@ -67,3 +67,22 @@ func maxDur(a, b time.Duration) time.Duration {
 	}
 	return b
 }
+
+func TestClipKeepsRunes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdef", 3, "abc…"},
+		{"héllo", 2, "h…"}, // byte 2 is inside é
+		{"héllo", 3, "hé…"},
+	}
+	for _, tt := range tests {
+		if got := clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}

@@ -17,7 +17,7 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 	defer s.Close()
 	var (
 		content, refusal strings.Builder
-		calls            = map[int64]*ToolCall{}
+		calls            = map[int64]*callParts{}
 		finish, model    string
 		usage            Usage
 		chunks           int
@@ -40,14 +40,14 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 			for _, d := range ch.Delta.ToolCalls {
 				tc := calls[d.Index]
 				if tc == nil {
-					tc = &ToolCall{}
+					tc = &callParts{}
 					calls[d.Index] = tc
 				}
 				if d.ID != "" {
-					tc.ID = d.ID
+					tc.id = d.ID
 				}
-				tc.Name += d.Function.Name
-				tc.Arguments += d.Function.Arguments
+				tc.name.WriteString(d.Function.Name)
+				tc.args.WriteString(d.Function.Arguments)
 			}
 			if ch.FinishReason != "" {
 				finish = ch.FinishReason
@@ -71,7 +71,15 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	for _, i := range idx {
-		msg.ToolCalls = append(msg.ToolCalls, *calls[i])
+		tc := calls[i]
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.id, Name: tc.name.String(), Arguments: tc.args.String()})
 	}
 	return Response{Message: msg, Usage: usage, FinishReason: finish, Model: model}, nil
+}
+
+// callParts gathers one tool call's fragments; arguments arrive in many
+// small deltas, so they are built, not concatenated.
+type callParts struct {
+	id         string
+	name, args strings.Builder
 }

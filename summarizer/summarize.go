@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/trioagent/trio/llm"
 )
@@ -264,7 +265,7 @@ func headTail(s string) (string, bool) {
 	}
 	h := truncateUTF8(s, maxPieceBytes/2)
 	t := len(s) - maxPieceBytes/2
-	for t < len(s) && !utf8RuneStart(s[t]) {
+	for t < len(s) && !utf8.RuneStart(s[t]) {
 		t++
 	}
 	return fmt.Sprintf("%s\n[... %d bytes omitted ...]\n%s", h, t-len(h), s[t:]), true
