@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/sandbox"
 )
@@ -64,20 +62,11 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 // The response is returned to the caller unchanged, so the window is never
 // calibrated against its own estimate.
 func (r *run) estimateUsage(req llm.Request, reply llm.Message) llm.Usage {
-	prompt := r.counter.CountMessages(req.Messages) + r.toolsTokens(req.Tools)
+	prompt := r.counter.CountMessages(req.Messages) + r.counter.CountTools(req.Tools)
 	if req.Output != nil {
 		prompt += r.counter.Count(string(req.Output.Schema))
 	}
 	return llm.Usage{PromptTokens: prompt, CompletionTokens: r.counter.CountMessage(reply)}
-}
-
-// toolsTokens counts tool definitions; the Worker's, sent on every turn,
-// were counted once in planReady.
-func (r *run) toolsTokens(defs []openai.ChatCompletionToolUnionParam) int {
-	if len(defs) > 0 && len(defs) == len(r.workerDefs) && &defs[0] == &r.workerDefs[0] {
-		return r.workerToolsTok
-	}
-	return r.counter.CountTools(defs)
 }
 
 // lastMessage is the newest message of a request, for the trace (the full

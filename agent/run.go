@@ -54,10 +54,9 @@ type run struct {
 	// does, and every Worker message goes through it (appendHistory).
 	win *summarizer.Window
 	// counter counts tokens for the window and for calls whose usage the
-	// endpoint did not report; workerToolsTok is the Worker's tool
-	// definitions counted once.
-	counter        *summarizer.Counter
-	workerToolsTok int
+	// endpoint did not report (it remembers the Worker's tool definitions,
+	// sent on every turn).
+	counter *summarizer.Counter
 
 	wal      *wal
 	histOut  *jsonl
@@ -264,7 +263,6 @@ func (r *run) planReady() error {
 	}
 	r.workerView = v
 	r.workerDefs = v.Definitions()
-	r.workerToolsTok = r.counter.CountTools(r.workerDefs)
 	cv, err := r.reg.View(r.roleNames(RoleCritic)...)
 	if err != nil {
 		return fmt.Errorf("agent: critic tools: %w", err)

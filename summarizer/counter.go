@@ -95,6 +95,9 @@ type Counter struct {
 	enc      *tiktoken.Tiktoken
 	seed     maphash.Seed
 
+	toolsMu sync.Mutex // guards tools
+	tools   toolsMemo
+
 	mu      sync.Mutex
 	cache   map[uint64]int
 	ratio   float64
@@ -166,8 +169,17 @@ func (c *Counter) CountMessages(msgs []llm.Message) int {
 // CountTools approximates the prompt cost of tool definitions by counting
 // their JSON. Endpoints render definitions in their own (usually terser)
 // format, so this tends to overestimate — the safe side — and Observe's
-// calibration absorbs the difference. Counts are cached per definition.
+// calibration absorbs the difference. Counts are cached per definition,
+// and the last list counted is remembered by identity, so a list sent on
+// every turn is not encoded to JSON again.
 func (c *Counter) CountTools(defs []openai.ChatCompletionToolUnionParam) int {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	return c.tools.count(c, defs)
+}
+
+// countTools counts each definition's JSON, cached by content.
+func (c *Counter) countTools(defs []openai.ChatCompletionToolUnionParam) int {
 	n := 0
 	for i := range defs {
 		b, err := json.Marshal(defs[i])

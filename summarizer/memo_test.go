@@ -56,3 +56,25 @@ func TestToolsMemo(t *testing.T) {
 		})
 	}
 }
+
+// CountTools itself remembers the last list: the window and the agent's
+// estimates share one memo instead of keeping their own.
+func TestCountToolsRemembersList(t *testing.T) {
+	t.Parallel()
+	c, err := NewCounter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := memoTools("Read a file.")
+	want := c.CountTools(defs)
+	const planted = -7
+	c.toolsMu.Lock()
+	c.tools.tok = planted
+	c.toolsMu.Unlock()
+	if got := c.CountTools(defs); got != planted {
+		t.Errorf("same list counted again: %d, want the remembered %d", got, planted)
+	}
+	if got := c.CountTools(defs[:1]); got == planted || got >= want {
+		t.Errorf("a shorter list: %d, want a fresh count below %d", got, want)
+	}
+}

@@ -174,7 +174,6 @@ type Window struct {
 
 	// tools is the count of the latest tool definitions, reused while the
 	// caller sends the same ones (every Worker turn does).
-	tools toolsMemo
 }
 
 // NewWindow validates cfg, fills in its defaults and loads the tokenizer.
@@ -417,7 +416,7 @@ func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionTool
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f := &fitting{w: w, toolsTok: w.tools.count(w.counter, tools), events: &events}
+	f := &fitting{w: w, toolsTok: w.counter.CountTools(tools), events: &events}
 
 	summarized := false
 	var sumErr error
@@ -508,7 +507,7 @@ func (m *toolsMemo) count(c *Counter, defs []openai.ChatCompletionToolUnionParam
 			return m.tok
 		}
 	}
-	m.tok = c.CountTools(defs)
+	m.tok = c.countTools(defs)
 	m.keys, m.set = m.keys[:0], true
 	for i := range defs {
 		k, ok := keyOf(&defs[i])
