@@ -46,19 +46,26 @@ type Limits struct {
 	CPUs    float64
 	Pids    int64
 	Output  int64 // bytes kept of each of stdout and stderr
+	// Disk bounds, in bytes, what a run may add to the host's disk: the
+	// workspace's growth since the sandbox opened plus its cache folders.
+	// Zero means no limit. Enforced by isolating sandboxes only.
+	Disk    int64
 	Network bool
 }
 
 // Result is what one command did.
 type Result struct {
-	ExitCode        int           `json:"exit_code"`
-	Stdout          string        `json:"stdout"`
-	Stderr          string        `json:"stderr"`
-	StdoutTruncated bool          `json:"stdout_truncated,omitempty"`
-	StderrTruncated bool          `json:"stderr_truncated,omitempty"`
-	TimedOut        bool          `json:"timed_out,omitempty"`
-	OOMKilled       bool          `json:"oom_killed,omitempty"`
-	Duration        time.Duration `json:"duration"`
+	ExitCode        int    `json:"exit_code"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+	TimedOut        bool   `json:"timed_out,omitempty"`
+	OOMKilled       bool   `json:"oom_killed,omitempty"`
+	// DiskExceeded says the command was killed because the run's writes
+	// passed Limits.Disk.
+	DiskExceeded bool          `json:"disk_exceeded,omitempty"`
+	Duration     time.Duration `json:"duration"`
 }
 
 // Truncated reports whether either stream was cut.
