@@ -155,6 +155,8 @@ func describeExit(sr sandbox.Result, timeout time.Duration) string {
 		parts = append(parts, fmt.Sprintf("timed out after %s and was killed", timeout))
 	case sr.OOMKilled:
 		parts = append(parts, "killed: out of memory")
+	case sr.DiskExceeded:
+		parts = append(parts, "killed: disk limit (limits.disk) reached")
 	case sr.ExitCode == 0:
 		parts = append(parts, "exit code 0")
 	default:

@@ -27,6 +27,10 @@ const (
 	// NobodyID is the uid and gid commands run as when the workspace is
 	// owned by root.
 	NobodyID = 65534
+	// InitID is the uid and gid of the container's init, which no command
+	// runs as, so that commands cannot signal or trace it (InitID-1 when
+	// commands are configured to run as InitID).
+	InitID = 65533
 	// DefaultPids is the pids limit when Limits.Pids is not positive, so a
 	// fork bomb is always bounded. Zero Memory and CPUs mean no limit.
 	DefaultPids = 1024
@@ -90,6 +94,14 @@ type Config struct {
 	// sandbox takes ownership of the workspace's entries for NobodyID before
 	// each command (root on the host keeps full access). Root is never used.
 	UID, GID uint32
+	// Rules lay the policy's path rules out as mounts over the workspace
+	// (see sandbox.PlanLayout): hidden entries get an empty file or folder
+	// bound over them, read-only ones a read-only bind. They are planned
+	// again before every command; when the layout changed (a new match, or
+	// rules that changed, such as the Critic's tests folder made
+	// read-only), the container is recreated with the new mounts before
+	// the command runs. nil leaves the whole workspace writable.
+	Rules sandbox.PathRules
 	// StateDir holds per-run folders (rootfs, cache, fifos); default
 	// $XDG_RUNTIME_DIR/trio-sandbox, else <os.TempDir()>/trio-sandbox.
 	StateDir string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,30 +30,47 @@ const (
 	LabelRun     = "trio.run"     // RunID
 	LabelOwner   = "trio.owner"   // host/pid/starttime of the creating process
 	LabelState   = "trio.state"   // the run's state folder on the host
+	// LabelGiveBack is "uid:ownerUID:ownerGID" when the sandbox lent a
+	// root-owned workspace to uid: a sweep of the dead run gives every
+	// entry uid owns back to ownerUID:ownerGID.
+	LabelGiveBack  = "trio.giveback"
+	LabelWorkspace = "trio.workspace" // the workspace folder on the host
 )
 
-// ioGrace bounds the wait for a command's output after its process group
-// is gone; a process that escaped the group may hold the pipes.
+// ioGrace bounds the wait for a command's output after its processes are
+// gone.
 const ioGrace = time.Second
 
 // Sandbox runs one run's commands in one container. It is safe for
-// concurrent use.
+// concurrent use; commands run one at a time, so that between two of them
+// the container holds no process but its init.
 type Sandbox struct {
-	cfg       Config
-	client    *client.Client
-	ctx       context.Context // carries the namespace; never cancelled
-	container client.Container
-	task      client.Task
-	stateDir  string
-	uid, gid  uint32
-	adopt     bool // chown workspace entries to uid before each command
-	env       []string
-	execs     atomic.Int64
-	ooms      atomic.Uint64 // OOM kills seen after the last command
+	cfg      Config
+	client   *client.Client
+	ctx      context.Context // carries the namespace; never cancelled
+	stateDir string
+	uid, gid uint32
+	initUID  uint32
+	adopt    bool // chown workspace entries to uid before each command
+	env      []string
+	execs    atomic.Int64
+	ooms     atomic.Uint64 // OOM kills seen after the last command
+	diskBase int64         // the workspace's usage when the sandbox opened
+	alive    *os.File      // the liveness FIFO's only writer (see initArgs)
 
 	// ownerUID and ownerGID own the workspace folder at New; with adopt,
 	// Close gives them back what uid owns then.
 	ownerUID, ownerGID uint32
+
+	// execMu serialises commands and guards what follows: the container,
+	// its task, its init, its cgroup and the layout its mounts follow.
+	execMu    sync.Mutex
+	container client.Container
+	task      client.Task
+	initPid   int
+	cg        *cgroup
+	layout    sandbox.Layout
+	restarts  int
 
 	mu     sync.Mutex
 	closed bool
@@ -122,7 +140,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		}
 	}()
 	ctx = namespaces.WithNamespace(ctx, cfg.Namespace)
-	if err := removeLeftovers(ctx, c); err != nil {
+	if _, err := removeLeftovers(ctx, c); err != nil {
 		return nil, err
 	}
 	if err := s.pickUser(); err != nil {
@@ -133,34 +151,130 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		return nil, fmt.Errorf("sandbox state %s exists: is run %s still running?", stateDir, cfg.RunID)
 	}
 	s.stateDir = stateDir // from here on, teardown removes it
-	for _, d := range []string{"rootfs", "cache", "fifo"} {
-		if err := os.MkdirAll(filepath.Join(s.stateDir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("sandbox state: %w", err)
-		}
-	}
-	if err := os.Chown(filepath.Join(s.stateDir, "cache"), int(s.uid), int(s.gid)); err != nil {
-		return nil, fmt.Errorf("sandbox cache: %w", err)
+	if err := s.makeState(); err != nil {
+		return nil, fmt.Errorf("sandbox state: %w", err)
 	}
 	s.env = containerEnv(cfg)
-
-	id := "trio-" + cfg.RunID
-	opts, err := s.containerOpts(ctx, id, initArgs)
+	if s.adopt {
+		// Before the container exists: no sandboxed process can race it.
+		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
+			return nil, fmt.Errorf("workspace ownership: %w", err)
+		}
+	}
+	s.diskBase = usage(s.cfg.Workspace)
+	layout, err := s.planLayout()
 	if err != nil {
 		return nil, err
 	}
-	s.container, err = c.NewContainer(ctx, id, opts...)
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	if err := s.start(ctx, layout); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// makeState creates the run's state folder: the rootfs, the cache, the
+// FIFOs of commands' output, the liveness FIFO (held open for writing by
+// this process alone; only init's uid may open it), and the empty file
+// and folder bound over hidden entries.
+func (s *Sandbox) makeState() error {
+	for _, d := range []string{"rootfs", "cache", "fifo", "alive"} {
+		if err := os.MkdirAll(filepath.Join(s.stateDir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Chown(s.cacheDir(), int(s.uid), int(s.gid)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(s.stateDir, "empty-dir"), 0); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.stateDir, "empty-file"), nil, 0); err != nil {
+		return err
+	}
+	fifo := filepath.Join(s.stateDir, "alive", aliveFIFO)
+	if err := syscall.Mkfifo(fifo, 0o400); err != nil {
+		return fmt.Errorf("liveness fifo: %w", err)
+	}
+	if err := os.Chown(fifo, int(s.initUID), int(s.initUID)); err != nil {
+		return err
+	}
+	// O_RDWR never blocks on a FIFO, and this one stays open, close-on-exec,
+	// for the sandbox's lifetime: when this process dies, init sees EOF.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("create container %s: %w", id, err)
+		return fmt.Errorf("liveness fifo: %w", err)
+	}
+	s.alive = f
+	return nil
+}
+
+func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
+
+// planLayout is the layout the rules select in the workspace now.
+func (s *Sandbox) planLayout() (sandbox.Layout, error) {
+	if s.cfg.Rules == nil {
+		return sandbox.Layout{}, nil
+	}
+	l, err := sandbox.PlanLayout(s.cfg.Workspace, s.cfg.Rules)
+	if err != nil {
+		return l, fmt.Errorf("containerd sandbox: %w", err)
+	}
+	return l, nil
+}
+
+// start creates and starts the run's container with layout's mounts.
+// Callers hold execMu.
+func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
+	s.layout = layout
+	id := "trio-" + s.cfg.RunID
+	opts, err := s.containerOpts(ctx, id, initArgs)
+	if err != nil {
+		return err
+	}
+	s.container, err = s.client.NewContainer(ctx, id, opts...)
+	if err != nil {
+		return fmt.Errorf("create container %s: %w", id, err)
 	}
 	s.task, err = s.container.NewTask(ctx, cio.NullIO)
 	if err != nil {
-		return nil, fmt.Errorf("create task %s: %w", id, err)
+		return fmt.Errorf("create task %s: %w", id, err)
 	}
 	if err := s.task.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start task %s: %w", id, err)
+		return fmt.Errorf("start task %s: %w", id, err)
 	}
+	s.initPid = int(s.task.Pid())
+	s.cg, _ = cgroupOf(s.initPid) // nil: reap falls back to containerd's listing
+	s.protectInit()
 	s.ooms.Store(s.oomKills(ctx))
-	return s, nil
+	return nil
+}
+
+// restart replaces the container: its init died (a command brought it
+// down) or the layout changed. Callers hold execMu.
+func (s *Sandbox) restart(ctx context.Context, layout sandbox.Layout) error {
+	if s.container != nil {
+		if err := removeContainer(ctx, s.container); err != nil {
+			return fmt.Errorf("remove the old container: %w", err)
+		}
+		s.container, s.task = nil, nil
+	}
+	s.restarts++
+	return s.start(ctx, layout)
+}
+
+// initAlive reports whether the container's init still runs, by asking
+// the kernel (no round trip to containerd).
+func (s *Sandbox) initAlive() bool {
+	if s.task == nil || s.initPid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(s.initPid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	_, zombie, ok := procInfo(s.initPid)
+	return ok && !zombie
 }
 
 // containerEnv is the allow-listed environment of every command: see
@@ -187,7 +301,7 @@ func (s *Sandbox) Info() sandbox.Info {
 }
 
 // ID is the container's id in containerd.
-func (s *Sandbox) ID() string { return s.container.ID() }
+func (s *Sandbox) ID() string { return "trio-" + s.cfg.RunID }
 
 // Close kills and deletes the task and the container, and removes the run's
 // state folder. When the sandbox adopted a root-owned workspace (see the
@@ -202,6 +316,9 @@ func (s *Sandbox) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	// After any command in flight: it finishes (or is killed) first.
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
 	err := s.teardown()
 	return errors.Join(err, s.client.Close())
 }
@@ -214,6 +331,9 @@ func (s *Sandbox) teardown() error {
 		if err := removeContainer(ctx, s.container); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if s.alive != nil {
+		s.alive.Close()
 	}
 	if s.stateDir != "" {
 		if err := os.RemoveAll(s.stateDir); err != nil {
@@ -229,22 +349,17 @@ func (s *Sandbox) teardown() error {
 	return errors.Join(errs...)
 }
 
-// Exec runs cmd in the run's container as its own process group. A timeout
-// kills the whole group and is reported as Result.TimedOut; a cancelled ctx
-// kills it too and returns ctx's error with the partial Result. When the
-// command's main process ends, what is left of its group is killed.
+// Exec runs cmd in the run's container. Before it runs, the path rules
+// are laid out again (the container is recreated when the layout changed
+// or its init died) and, for a lent workspace, what the host wrote since
+// is given to the sandbox user. A timeout kills the command and is
+// reported as Result.TimedOut; a cancelled ctx kills it too and returns
+// ctx's error with the partial Result. When the command ends, however it
+// ends, every process it left in the container is killed from the host
+// before Exec returns.
 func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return sandbox.Result{}, sandbox.ErrClosed
-	}
 	if len(cmd.Argv) == 0 || cmd.Argv[0] == "" {
 		return sandbox.Result{}, sandbox.ErrEmptyCommand
-	}
-	if err := ctx.Err(); err != nil {
-		return sandbox.Result{}, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
 	}
 	cwd := WorkspaceDir
 	if cmd.Dir != "" && cmd.Dir != "." {
@@ -253,21 +368,19 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 		}
 		cwd = path.Join(WorkspaceDir, filepath.ToSlash(cmd.Dir))
 	}
-	if s.adopt {
-		// Under mu, so that Close, once it has set closed, gives the
-		// workspace back after every adoption, never before one.
-		s.mu.Lock()
-		err := sandbox.ErrClosed
-		if !s.closed {
-			err = adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid))
-		}
-		s.mu.Unlock()
-		if errors.Is(err, sandbox.ErrClosed) {
-			return sandbox.Result{}, err
-		}
-		if err != nil {
-			return sandbox.Result{}, fmt.Errorf("containerd sandbox: workspace ownership: %w", err)
-		}
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return sandbox.Result{}, sandbox.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return sandbox.Result{}, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		return sandbox.Result{}, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
 	}
 	timeout := cmd.Timeout
 	if timeout <= 0 {
@@ -276,10 +389,72 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 	stdout, stderr := sandbox.NewCappedBuffer(s.cfg.Limits.Output), sandbox.NewCappedBuffer(s.cfg.Limits.Output)
 	start := time.Now()
 	res, err := s.run(ctx, cmd, cwd, timeout, stdout, stderr)
+	if rerr := s.afterCommand(stderr); rerr != nil && err == nil {
+		err = fmt.Errorf("containerd sandbox: after %s: %w", cmd.Argv[0], rerr)
+	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
 	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
 	return res, err
+}
+
+// prepare readies the container for a command: the layout the rules select
+// now, a running init, and (for a lent workspace) ownership of what the
+// host wrote since. The container holds no process but init here, so
+// nothing sandboxed can race the ownership walk. Callers hold execMu.
+func (s *Sandbox) prepare(ctx context.Context) error {
+	layout, err := s.planLayout()
+	if err != nil {
+		return err
+	}
+	if !s.initAlive() || !layout.Equal(s.layout) {
+		rctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+		err := s.restart(rctx, layout)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("restart the container: %w", err)
+		}
+	}
+	if s.adopt {
+		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
+			return fmt.Errorf("workspace ownership: %w", err)
+		}
+	}
+	return nil
+}
+
+// afterCommand removes what a command made that the rules hide: a hidden
+// path that did not exist (or was not hidden) before the command, such as
+// a .git folder with a hostile config in a workspace that had none. The
+// sandboxed code wrote it, so nothing of the user's is lost, and it could
+// otherwise act on the host later (git runs core.fsmonitor). Each removal
+// is noted on stderr.
+func (s *Sandbox) afterCommand(stderr io.Writer) error {
+	if s.cfg.Rules == nil {
+		return nil
+	}
+	after, err := s.planLayout()
+	if err != nil {
+		return err
+	}
+	fresh := after.NewHidden(s.layout)
+	if len(fresh) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(s.cfg.Workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var errs []error
+	for _, e := range fresh {
+		if err := root.RemoveAll(e.Path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(stderr, "\ntrio: removed %s, which this command created: the policy's paths.deny hides it from commands\n", e.Path)
+	}
+	return errors.Join(errs...)
 }
 
 func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
@@ -309,29 +484,35 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 		}
 		return sandbox.Result{}, fmt.Errorf("containerd sandbox: start %s: %w", cmd.Argv[0], err)
 	}
-	pid := int(p.Pid())
 	var timer <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timer = t.C
 	}
-	var res sandbox.Result
-	var status client.ExitStatus
-	var cancelled bool
+	var (
+		res       sandbox.Result
+		status    client.ExitStatus
+		cancelled bool
+		reapErr   error
+	)
+	stopDisk := s.watchDisk(func() { s.reap(bg) })
 	select {
 	case status = <-statusC:
 	case <-timer:
 		res.TimedOut = true
-		s.killGroup(bg, p, pid)
+		reapErr = s.reap(bg)
 		status = <-statusC
 	case <-ctx.Done():
 		cancelled = true
-		s.killGroup(bg, p, pid)
+		reapErr = s.reap(bg)
 		status = <-statusC
 	}
-	// Background children of a finished command die with it.
-	s.killGroup(bg, p, pid)
+	res.DiskExceeded = stopDisk()
+	// Whatever the command left running dies with it.
+	if err := s.reap(bg); err != nil {
+		reapErr = err
+	}
 	waitIO(p.IO(), ioGrace)
 
 	code, _, err := status.Result()
@@ -339,12 +520,18 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
 	}
 	res.ExitCode = int(code)
+	if code == 128+uint32(syscall.SIGXFSZ) || s.overDisk() {
+		res.DiskExceeded = true
+	}
 	// An OOM kill anywhere in the container while this command ran is
-	// reported for it; commands of one run rarely overlap.
+	// reported for it; commands of one run never overlap.
 	if s.cfg.Limits.Memory > 0 {
 		n := s.oomKills(bg)
 		s.ooms.Store(n)
 		res.OOMKilled = n > oomBefore
+	}
+	if reapErr != nil {
+		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], reapErr)
 	}
 	if cancelled {
 		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
@@ -353,69 +540,13 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 }
 
 // processSpec is the exec'd process, as the sandbox user with no
-// capabilities. runc makes every exec'd process a session and process group
-// leader, so its pid names the group that holds the command's process tree.
+// capabilities.
 func (s *Sandbox) processSpec(cmd sandbox.Command, cwd string) *specs.Process {
 	spec := *s.baseProcess()
 	spec.Args = cmd.Argv
 	spec.Env = sandbox.MergeEnv(s.env, cmd.Env)
 	spec.Cwd = cwd
 	return &spec
-}
-
-// killGroup kills the exec'd process group: from the host when this process
-// may signal it (same pid namespace, privileged), else from inside the
-// container by pid, else every process of the sandbox user but init.
-func (s *Sandbox) killGroup(ctx context.Context, p client.Process, hostPid int) {
-	if hostPid > 0 {
-		if err := syscall.Kill(-hostPid, syscall.SIGKILL); err == nil || errors.Is(err, syscall.ESRCH) {
-			return
-		}
-	}
-	p.Kill(ctx, syscall.SIGKILL)
-	nsPid := nsPid(hostPid)
-	target := "-1"
-	if nsPid > 1 {
-		target = "-" + strconv.Itoa(nsPid)
-	}
-	kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	spec := *s.baseProcess()
-	spec.Args = []string{"kill", "-KILL", "--", target}
-	spec.Env = s.env
-	spec.Cwd = "/"
-	id := "kill-" + strconv.FormatInt(s.execs.Add(1), 10)
-	kp, err := s.task.Exec(kctx, id, &spec, cio.NullIO)
-	if err != nil {
-		return
-	}
-	defer kp.Delete(kctx, client.WithProcessKill)
-	if ch, err := kp.Wait(kctx); err == nil && kp.Start(kctx) == nil {
-		select {
-		case <-ch:
-		case <-kctx.Done():
-		}
-	}
-}
-
-// nsPid is hostPid as the container's pid namespace sees it, or 0.
-func nsPid(hostPid int) int {
-	if hostPid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(hostPid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			fs := strings.Fields(f)
-			if n, err := strconv.Atoi(fs[len(fs)-1]); err == nil {
-				return n
-			}
-		}
-	}
-	return 0
 }
 
 func waitIO(io cio.IO, grace time.Duration) {

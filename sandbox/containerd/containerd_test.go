@@ -254,7 +254,11 @@ func TestNonRootAndNoHostEnv(t *testing.T) {
 	if res := run(t, s, "id", "-u"); strings.TrimSpace(res.Stdout) == "0" || res.ExitCode != 0 {
 		t.Errorf("id -u: %+v", res)
 	}
-	for _, argv := range [][]string{{"env"}, {"cat", "/proc/1/environ"}, {"sh", "-c", "cat /proc/[0-9]*/environ"}} {
+	// init runs as a uid of its own: its environment is not even readable.
+	if res := run(t, s, "cat", "/proc/1/environ"); res.ExitCode == 0 {
+		t.Errorf("a command read init's environment: %+v", res)
+	}
+	for _, argv := range [][]string{{"env"}, {"sh", "-c", "cat /proc/self/environ"}} {
 		res := run(t, s, argv...)
 		if res.Stdout == "" {
 			t.Errorf("%q printed nothing: %+v", argv, res)
@@ -383,6 +387,97 @@ func TestLeftoversOfCrashedRunRemoved(t *testing.T) {
 	run(t, s, "true")
 	if got := trioContainers(t, runID); len(got) != 0 {
 		t.Errorf("after a new sandbox: %v of the crashed run remain", got)
+	}
+}
+
+// TestKillChild is the process TestKilledRunLeavesNothingRunning kills:
+// it starts a command that writes a beacon forever and never returns.
+func TestKillChild(t *testing.T) {
+	runID := os.Getenv("TRIO_TEST_KILL_RUN")
+	if runID == "" {
+		t.Skip("helper process only")
+	}
+	s, err := New(context.Background(), Config{Workspace: os.Getenv("TRIO_TEST_KILL_WS"), RunID: runID})
+	if err != nil {
+		fmt.Println("kill child:", err)
+		os.Exit(2)
+	}
+	fmt.Println("ready")
+	s.Exec(context.Background(), sandbox.Command{Argv: []string{"sh", "-c",
+		"setsid sh -c 'while :; do echo x >> /workspace/beacon; sleep 0.05; done' & while :; do echo y >> /workspace/beacon; sleep 0.05; done"}})
+	os.Exit(3)
+}
+
+// A run killed with SIGKILL in the middle of a command leaves nothing
+// running: the container's init sees its liveness FIFO close and exits,
+// which ends every process in the container. A prune then removes the
+// container and gives the lent workspace back.
+func TestKilledRunLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	requireContainerd(t)
+	runID := fmt.Sprintf("kill-%d", time.Now().UnixNano())
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "host.txt"), []byte("mine\n"), 0o644)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TRIO_TEST_KILL_RUN="+runID, "TRIO_TEST_KILL_WS="+ws)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	beacon := filepath.Join(ws, "beacon")
+	size := func() int64 {
+		st, err := os.Stat(beacon)
+		if err != nil {
+			return 0
+		}
+		return st.Size()
+	}
+	for i := 0; size() < 10; i++ {
+		if i > 600 {
+			cmd.Process.Kill()
+			t.Fatal("the command never wrote its beacon")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The liveness FIFO closes with the process; the beacon must stop.
+	var last int64 = -1
+	for i := 0; ; i++ {
+		now := size()
+		if now == last {
+			break
+		}
+		if i > 50 {
+			t.Fatalf("processes of the killed run still write to the workspace (%d bytes)", now)
+		}
+		last = now
+		time.Sleep(200 * time.Millisecond)
+	}
+	removed, err := Prune(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Any sandbox opened meanwhile (other tests, other packages) sweeps
+	// dead runs too, so the run may be gone before Prune looks.
+	for _, l := range removed {
+		if l.Run == runID && l.Workspace != ws {
+			t.Errorf("Prune removed %+v without giving %s back", l, ws)
+		}
+	}
+	if got := trioContainers(t, runID); len(got) != 0 {
+		t.Errorf("after Prune: %v remain", got)
+	}
+	if os.Geteuid() == 0 {
+		filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			st, _ := os.Lstat(p)
+			if uid := st.Sys().(*syscall.Stat_t).Uid; uid != 0 {
+				t.Errorf("after Prune: %s belongs to uid %d, not the workspace owner", p, uid)
+			}
+			return nil
+		})
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/contrib/seccomp"
@@ -13,9 +16,22 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// initArgs is the container's first process: a shell that waits forever, so
-// that it reaps the orphans of finished commands, and exits on SIGTERM.
-var initArgs = []string{"/bin/sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"}
+// initArgs is the container's first process. The shell waits for cat,
+// which reads the run's liveness FIFO (see aliveDir) until its one writer,
+// this process, is gone: then cat sees EOF, the shell exits and the kernel
+// kills everything left in the container's pid namespace, so a killed
+// trio leaves nothing running. While it waits the shell reaps the orphans
+// of finished commands. It installs no signal handler, so no signal sent
+// from inside the container reaches it (pid 1 of its namespace); it runs
+// as its own uid, which commands cannot signal or trace either. "exit 0"
+// keeps the shell from exec'ing cat in its place.
+var initArgs = []string{"/bin/sh", "-c", "cat " + aliveDir + "/" + aliveFIFO + "; exit 0"}
+
+// The liveness FIFO, inside the container and in the run's state folder.
+const (
+	aliveDir  = "/.trio"
+	aliveFIFO = "alive"
+)
 
 func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) ([]client.NewContainerOpts, error) {
 	lim := s.cfg.Limits
@@ -24,7 +40,7 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 		oci.WithProcessArgs(args...),
 		oci.WithProcessCwd("/"),
 		oci.WithEnv(s.env),
-		oci.WithUIDGID(s.uid, s.gid),
+		oci.WithUIDGID(s.initUID, s.initUID),
 		oci.WithCapabilities(nil),
 		oci.WithNoNewPrivileges,
 		seccomp.WithDefaultProfile(),
@@ -57,6 +73,10 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 		LabelOwner:   ownerLabel(),
 		LabelState:   s.stateDir,
 	}
+	if s.adopt {
+		labels[LabelGiveBack] = fmt.Sprintf("%d:%d:%d", s.uid, s.ownerUID, s.ownerGID)
+		labels[LabelWorkspace] = s.cfg.Workspace
+	}
 	opts := []client.NewContainerOpts{client.WithContainerLabels(labels)}
 	switch s.cfg.RootFS {
 	case RootFSImage:
@@ -80,27 +100,42 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 // baseProcess is the process spec commands start from: the container's
 // user, no capabilities, no new privileges.
 func (s *Sandbox) baseProcess() *specs.Process {
-	return &specs.Process{
+	p := &specs.Process{
 		User:            specs.User{UID: s.uid, GID: s.gid},
 		Capabilities:    &specs.LinuxCapabilities{},
 		NoNewPrivileges: true,
 		Rlimits:         []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}},
 	}
+	if d := s.cfg.Limits.Disk; d > 0 {
+		// No single file past the disk limit, however fast it is written.
+		p.Rlimits = append(p.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_FSIZE", Hard: uint64(d), Soft: uint64(d)})
+	}
+	return p
+}
+
+// tmpfsSize is the size of each of the two tmpfs mounts (/tmp and HOME):
+// an eighth of the memory limit, so that filling both leaves three
+// quarters of it to the commands (tmpfs pages count against the limit and
+// cannot be reclaimed), at least 16 MiB; 256 MiB each without a limit.
+func tmpfsSize(memory int64) int64 {
+	if memory <= 0 {
+		return 256 << 20
+	}
+	return max(memory/8, 16<<20)
 }
 
 // mounts are the bind and tmpfs mounts on top of the root.
 func (s *Sandbox) mounts() []specs.Mount {
 	owner := "uid=" + strconv.Itoa(int(s.uid)) + ",gid=" + strconv.Itoa(int(s.gid))
-	size := "size=1g"
-	if m := s.cfg.Limits.Memory; m > 0 {
-		size = "size=" + strconv.FormatInt(m, 10)
-	}
+	size := "size=" + strconv.FormatInt(tmpfsSize(s.cfg.Limits.Memory), 10)
 	ms := []specs.Mount{
 		{Destination: WorkspaceDir, Type: "bind", Source: s.cfg.Workspace, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777", size}},
 		{Destination: HomeDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=0700", owner, size}},
-		{Destination: CacheDir, Type: "bind", Source: filepath.Join(s.stateDir, "cache"), Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		{Destination: CacheDir, Type: "bind", Source: s.cacheDir(), Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		{Destination: aliveDir, Type: "bind", Source: filepath.Join(s.stateDir, "alive"), Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
 	}
+	ms = append(ms, s.layoutMounts()...)
 	if s.cfg.ModCache != "none" {
 		ms = append(ms, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: s.cfg.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
 	}
@@ -169,4 +204,34 @@ func swapAccounting() bool {
 	}
 	_, err := os.Stat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
 	return err == nil
+}
+
+// layoutMounts lay the path rules out over the workspace: an empty file or
+// folder (owned by root, mode 0, read-only) over each hidden entry, a
+// read-only bind of each read-only one. Parents come before children (the
+// layout is sorted), so a hidden file inside a read-only folder is covered.
+func (s *Sandbox) layoutMounts() []specs.Mount {
+	type m struct {
+		path string
+		mnt  specs.Mount
+	}
+	var all []m
+	ro := []string{"bind", "ro", "nosuid", "nodev"}
+	for _, e := range s.layout.ReadOnly {
+		all = append(all, m{e.Path, specs.Mount{Destination: path.Join(WorkspaceDir, e.Path), Type: "bind",
+			Source: filepath.Join(s.cfg.Workspace, filepath.FromSlash(e.Path)), Options: append([]string{"rbind"}, ro[1:]...)}})
+	}
+	for _, e := range s.layout.Hidden {
+		src := filepath.Join(s.stateDir, "empty-file")
+		if e.Dir {
+			src = filepath.Join(s.stateDir, "empty-dir")
+		}
+		all = append(all, m{e.Path, specs.Mount{Destination: path.Join(WorkspaceDir, e.Path), Type: "bind", Source: src, Options: ro}})
+	}
+	slices.SortStableFunc(all, func(a, b m) int { return strings.Compare(a.path, b.path) })
+	out := make([]specs.Mount, len(all))
+	for i, x := range all {
+		out[i] = x.mnt
+	}
+	return out
 }

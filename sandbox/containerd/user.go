@@ -1,15 +1,25 @@
 package containerd
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/trioagent/trio/sandbox"
 )
 
-// pickUser decides the uid/gid commands run as (see Config.UID).
+// pickUser decides the uid/gid commands run as (see Config.UID) and the
+// init uid, which must differ from it so that commands cannot signal or
+// trace init.
 func (s *Sandbox) pickUser() error {
+	defer func() {
+		s.initUID = InitID
+		if s.uid == InitID {
+			s.initUID = InitID - 1
+		}
+	}()
 	if s.cfg.UID != 0 {
 		s.uid, s.gid = s.cfg.UID, s.cfg.GID
 		if s.gid == 0 {
@@ -33,32 +43,47 @@ func (s *Sandbox) pickUser() error {
 		s.ownerUID, s.ownerGID = sys.Uid, sys.Gid
 	}
 	s.uid, s.gid, s.adopt = NobodyID, NobodyID, true
-	return adoptTree(s.cfg.Workspace, NobodyID, NobodyID)
+	return nil
 }
 
 // giveBack hands every entry under root owned by uid (what adoptTree gave
-// the sandbox user and what its commands created) to toUID:toGID, without
-// following symlinks, so the user finds their files as theirs after the run.
+// the sandbox user and what its commands created) to toUID:toGID, so the
+// user finds their files as theirs after the run.
 func giveBack(root string, uid, toUID, toGID int) error {
-	return chownTree(root, toUID, toGID, func(st *syscall.Stat_t) bool { return int(st.Uid) == uid })
+	return chownTree(root, toUID, toGID, nil, func(st *syscall.Stat_t) bool { return int(st.Uid) == uid })
 }
 
-// adoptTree gives uid:gid every entry under root that is not already
-// theirs, without following symlinks. It runs before each command so that
-// files the host wrote since (as root) stay writable inside.
-func adoptTree(root string, uid, gid int) error {
-	return chownTree(root, uid, gid, func(st *syscall.Stat_t) bool { return int(st.Uid) != uid || int(st.Gid) != gid })
+// adoptTree gives uid:gid every writable entry under root that is not
+// already theirs, so that files the host wrote since (as root) stay
+// writable inside. Entries the rules hide or make read-only keep their
+// owner: commands need not write them.
+func adoptTree(root string, uid, gid int, rules sandbox.PathRules) error {
+	return chownTree(root, uid, gid, rules, func(st *syscall.Stat_t) bool { return int(st.Uid) != uid || int(st.Gid) != gid })
 }
 
-// chownTree gives uid:gid every entry under root whose stat passes want,
-// without following symlinks. Entries that vanish during the walk are skipped.
-func chownTree(root string, uid, gid int, want func(*syscall.Stat_t) bool) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// chownTree gives uid:gid every entry under dir whose stat passes want,
+// skipping what rules do not leave writable. It works through an os.Root
+// opened on dir, so no symlink, however it was swapped in, leads the walk
+// or a chown outside dir; callers also run it only while no sandboxed
+// process is alive to swap anything. Entries that vanish are skipped.
+func chownTree(dir string, uid, gid int, rules sandbox.PathRules, want func(*syscall.Stat_t) bool) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if os.IsNotExist(err) {
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
+		}
+		if rules != nil && p != "." && rules(p) != sandbox.Writable {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -67,7 +92,7 @@ func chownTree(root string, uid, gid int, want func(*syscall.Stat_t) bool) error
 		if st, ok := info.Sys().(*syscall.Stat_t); !ok || !want(st) {
 			return nil
 		}
-		if err := os.Lchown(p, uid, gid); err != nil && !os.IsNotExist(err) {
+		if err := root.Lchown(p, uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil

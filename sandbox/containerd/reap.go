@@ -1,0 +1,243 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cgroup is the container's cgroup as the host sees it: where its
+// processes are listed and how it is frozen (v1 freezer or v2
+// cgroup.freeze). Found from init's /proc/<pid>/cgroup.
+type cgroup struct {
+	procs  string // file listing every process of the container
+	freeze string // freezer.state (v1) or cgroup.freeze (v2); "" if none
+	v2     bool
+}
+
+// cgroupOf finds the cgroup of the process pid.
+func cgroupOf(pid int) (*cgroup, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	var v1Freezer, v1Pids, v2 string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		case hasController(parts[1], "freezer"):
+			v1Freezer = parts[2]
+		case hasController(parts[1], "pids"):
+			v1Pids = parts[2]
+		}
+	}
+	const base = "/sys/fs/cgroup"
+	if v1Freezer != "" && v1Freezer != "/" {
+		dir := filepath.Join(base, "freezer", v1Freezer)
+		return &cgroup{procs: filepath.Join(dir, "cgroup.procs"), freeze: filepath.Join(dir, "freezer.state")}, nil
+	}
+	if v1Pids != "" && v1Pids != "/" {
+		return &cgroup{procs: filepath.Join(base, "pids", v1Pids, "cgroup.procs")}, nil
+	}
+	if v2 != "" && v2 != "/" {
+		dir := filepath.Join(base, v2)
+		cg := &cgroup{procs: filepath.Join(dir, "cgroup.procs"), v2: true}
+		if _, err := os.Stat(filepath.Join(dir, "cgroup.freeze")); err == nil {
+			cg.freeze = filepath.Join(dir, "cgroup.freeze")
+		}
+		return cg, nil
+	}
+	return nil, fmt.Errorf("no cgroup of its own for pid %d", pid)
+}
+
+func hasController(list, name string) bool {
+	for _, c := range strings.Split(list, ",") {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// pids lists the container's processes.
+func (cg *cgroup) pids() ([]int, error) {
+	b, err := os.ReadFile(cg.procs)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// setFrozen freezes or thaws the cgroup, waiting (briefly) until a v1
+// freezer says FROZEN. Without a freezer it does nothing.
+func (cg *cgroup) setFrozen(frozen bool) error {
+	if cg.freeze == "" {
+		return nil
+	}
+	val := "THAWED"
+	if cg.v2 {
+		val = "0"
+	}
+	if frozen {
+		val = "FROZEN"
+		if cg.v2 {
+			val = "1"
+		}
+	}
+	if err := os.WriteFile(cg.freeze, []byte(val), 0); err != nil {
+		return err
+	}
+	if !frozen || cg.v2 {
+		return nil
+	}
+	for range 200 {
+		b, err := os.ReadFile(cg.freeze)
+		if err != nil || strings.TrimSpace(string(b)) == "FROZEN" {
+			return err
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+	return errors.New("freezer did not reach FROZEN")
+}
+
+// procInfo is what the reaper needs of a process: its real uid and whether
+// it is a zombie (already dead, waiting for its parent).
+func procInfo(pid int) (uid int, zombie, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false, false
+	}
+	uid = -1
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, found := strings.CutPrefix(line, "State:"); found {
+			zombie = strings.Contains(v, "Z") || strings.Contains(v, "X")
+		}
+		if v, found := strings.CutPrefix(line, "Uid:"); found {
+			if fs := strings.Fields(v); len(fs) > 0 {
+				uid, _ = strconv.Atoi(fs[0])
+			}
+		}
+	}
+	return uid, zombie, uid >= 0
+}
+
+// reapTimeout bounds how long reap waits for the container to hold only
+// its init processes.
+const reapTimeout = 5 * time.Second
+
+// reap kills, from the host, every process in the container that does not
+// belong to the init uid (init and its FIFO reader), and waits until none
+// is left. The cgroup is frozen while it signals, so nothing forks away
+// between the listing and the kill. Commands cannot take the init uid: they
+// run without capabilities and with no-new-privileges.
+func (s *Sandbox) reap(ctx context.Context) error {
+	cg := s.cg
+	if cg == nil {
+		return s.reapByRPC(ctx)
+	}
+	deadline := time.Now().Add(reapTimeout)
+	for round := 0; ; round++ {
+		pids, err := cg.pids()
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil // the container is gone: nothing to reap
+			}
+			return fmt.Errorf("list container processes: %w", err)
+		}
+		var victims []int
+		for _, pid := range pids {
+			uid, zombie, ok := procInfo(pid)
+			if ok && !zombie && uid != int(s.initUID) {
+				victims = append(victims, pid)
+			}
+		}
+		if len(victims) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d processes survive SIGKILL in the container", len(victims))
+		}
+		frozen := cg.setFrozen(true) == nil
+		for _, pid := range victims {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if frozen {
+			cg.setFrozen(false)
+		}
+		time.Sleep(time.Duration(min(round, 20)) * 250 * time.Microsecond)
+	}
+}
+
+// reapByRPC is reap through containerd's own process listing, for hosts
+// where the cgroup files are not readable from here.
+func (s *Sandbox) reapByRPC(ctx context.Context) error {
+	deadline := time.Now().Add(reapTimeout)
+	for {
+		ps, err := s.task.Pids(ctx)
+		if err != nil {
+			return fmt.Errorf("list container processes: %w", err)
+		}
+		left := 0
+		for _, p := range ps {
+			uid, zombie, ok := procInfo(int(p.Pid))
+			if ok && !zombie && uid != int(s.initUID) {
+				left++
+				syscall.Kill(int(p.Pid), syscall.SIGKILL)
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d processes survive SIGKILL in the container", left)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// protectInit keeps the kernel's OOM killer off init and its FIFO reader:
+// a command that exhausts the memory limit is killed, the container is not.
+// Lowering oom_score_adj needs privilege, so it is done from here; runc
+// 1.1 fails to start a container whose spec asks for -1000. The reader is
+// forked by init just after start, so this waits (briefly) for it.
+func (s *Sandbox) protectInit() {
+	set := func(pid int) { os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-1000"), 0) }
+	set(s.initPid)
+	if s.cg == nil {
+		return
+	}
+	for range 200 {
+		pids, err := s.cg.pids()
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, pid := range pids {
+			if uid, _, ok := procInfo(pid); ok && uid == int(s.initUID) {
+				set(pid)
+				n++
+			}
+		}
+		if n >= 2 {
+			return
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+}
