@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -42,6 +43,9 @@ type run struct {
 	sb       *timedSandbox
 	ownSB    sandbox.Sandbox // closed at the end when the run made it
 	choice   sandboxChoice
+	// pathRules is the policy whose path rules the sandbox lays out: the
+	// base policy, then the Worker's (the tests folder read-only).
+	pathRules atomic.Pointer[policy.Policy]
 	ws       *tools.Workspace
 	reg      *tools.Registry
 
@@ -248,7 +252,9 @@ func (r *run) roleNames(role string) []string {
 // read-only), its tool view, its window and the Critic.
 func (r *run) planReady() error {
 	plan := *r.st.Plan
-	r.workerGate = r.newGate(r.cfg.policy.WithReadOnly(plan.TestsFolder()+"/**"), RoleWorker)
+	workerPolicy := r.cfg.policy.WithReadOnly(plan.TestsFolder() + "/**")
+	r.pathRules.Store(workerPolicy)
+	r.workerGate = r.newGate(workerPolicy, RoleWorker)
 	names := r.roleNames(RoleWorker)
 	hasFinish := false
 	for _, n := range names {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/tools"
 )
 
 // Sandbox kinds for SandboxConfig.Kind.
@@ -99,6 +100,7 @@ func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned
 	case ch.kind == SandboxContainerd:
 		cfg := ch.cfg
 		cfg.Workspace, cfg.RunID, cfg.Limits = r.st.Workspace, r.st.RunID, limits
+		cfg.Rules = r.sandboxRules()
 		c, err := containerd.New(ctx, cfg)
 		if errors.Is(err, containerd.ErrUnavailable) {
 			return nil, nil, fmt.Errorf("agent: %w", err) // it names containerd already
@@ -113,6 +115,18 @@ func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned
 		return nil, nil, fmt.Errorf("agent: local sandbox: %w", err)
 	}
 	return l, l, nil
+}
+
+// sandboxRules are the path rules the sandbox lays out as mounts: those of
+// the policy in r.pathRules when it is asked, so the Worker's tests folder
+// becomes read-only for commands once the plan names it.
+func (r *run) sandboxRules() sandbox.PathRules {
+	if r.pathRules.Load() == nil {
+		r.pathRules.Store(r.cfg.policy)
+	}
+	return func(rel string) sandbox.Access {
+		return tools.PathRules(r.pathRules.Load())(rel)
+	}
 }
 
 // sandboxWarning is the warning event for a sandbox that does not isolate.

@@ -176,6 +176,21 @@ func (s *Sandbox) populateRootFS(rootfs string) error {
 	if err := os.MkdirAll(etc, 0o755); err != nil {
 		return fmt.Errorf("rootfs: %w", err)
 	}
+	// runc gives a tmpfs the mode of an existing mountpoint, and a
+	// recreated container finds the first one's: make them right from the
+	// start.
+	for dir, mode := range map[string]os.FileMode{"tmp": os.ModeSticky | 0o777, HomeDir[1:]: 0o700} {
+		p := filepath.Join(rootfs, dir)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("rootfs: %w", err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return fmt.Errorf("rootfs: %w", err)
+		}
+	}
+	if err := os.Chown(filepath.Join(rootfs, HomeDir[1:]), int(s.uid), int(s.gid)); err != nil {
+		return fmt.Errorf("rootfs: %w", err)
+	}
 	name := "trio"
 	files := map[string]string{
 		"passwd":      fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n%s:x:%d:%d:trio sandbox:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", name, s.uid, s.gid, HomeDir),
