@@ -611,5 +611,5 @@ func lastNote(notes []string) string {
 
 // policyLimits converts the policy's limits for the sandbox.
 func policyLimits(l policy.Limits) sandbox.Limits {
-	return sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network}
+	return sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Disk: l.Disk, Network: l.Network}
 }

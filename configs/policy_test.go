@@ -157,7 +157,7 @@ func TestUnattended(t *testing.T) {
 	if !p.Unattended() || p.Shell() || p.Limits().Network {
 		t.Errorf("unattended: unattended %v shell %v network %v", p.Unattended(), p.Shell(), p.Limits().Network)
 	}
-	if l := p.Limits(); l.Timeout != 300*time.Second || l.Memory != 2<<30 || l.CPUs != 2 || l.Pids != 512 || l.Output != 64<<10 {
+	if l := p.Limits(); l.Timeout != 300*time.Second || l.Memory != 2<<30 || l.CPUs != 2 || l.Pids != 512 || l.Output != 64<<10 || l.Disk != 4<<30 {
 		t.Errorf("unattended limits = %+v", l)
 	}
 	check(t, p, append([]cmdCase{

@@ -175,4 +175,8 @@ type Limits struct {
 	Pids    int64         `json:"pids"`
 	Output  int64         `json:"output"`
 	Network bool          `json:"network"`
+	// Disk bounds, in bytes, what one run may add to the host's disk: the
+	// workspace's growth plus the sandbox's cache folders. Isolating
+	// sandboxes enforce it; the local sandbox does not.
+	Disk int64 `json:"disk"`
 }

@@ -127,6 +127,7 @@ type rawPolicy struct {
 		CPUs    scalar `yaml:"cpus"`
 		Pids    scalar `yaml:"pids"`
 		Output  scalar `yaml:"output"`
+		Disk    scalar `yaml:"disk"`
 		Network scalar `yaml:"network"`
 	} `yaml:"limits"`
 	Confirm struct {
@@ -147,6 +148,7 @@ const (
 	DefaultCPUs           = 1.0
 	DefaultPids           = 256
 	DefaultOutput         = 64 << 10
+	DefaultDisk           = 4 << 30 // a project, its dependencies and a build cache fit; a runaway run does not fill the host
 	DefaultConfirmTimeout = 5 * time.Minute
 )
 
@@ -182,7 +184,7 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 		name: name,
 		limits: Limits{
 			Timeout: DefaultTimeout, Memory: DefaultMemory, CPUs: DefaultCPUs,
-			Pids: DefaultPids, Output: DefaultOutput,
+			Pids: DefaultPids, Output: DefaultOutput, Disk: DefaultDisk,
 		},
 		confirmTimeout: DefaultConfirmTimeout,
 		workspace:      ".",
@@ -265,6 +267,9 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 	if l.Output.set {
 		p.limits.Output = b.size(l.Output)
 	}
+	if l.Disk.set {
+		p.limits.Disk = b.disk(l.Disk)
+	}
 	if l.Network.set {
 		p.limits.Network = b.boolean(l.Network)
 	}
@@ -317,6 +322,25 @@ func (b *builder) size(s scalar) int64 {
 	n, err := parseSize(s.value)
 	if (s.kind != ast.StringType && s.kind != ast.IntegerType) || err != nil {
 		b.fail(s, "want a size such as 512MiB, 1GiB or 65536, got %q", s.value)
+		return 0
+	}
+	return n
+}
+
+// The range limits.disk accepts. Below the floor a build cache alone does
+// not fit, so every command would fail for a reason unrelated to the work
+// (and "4MB" for "4GB" is caught); above the ceiling the limit bounds
+// nothing a host has. Zero (no limit) is not accepted: a run without a
+// disk limit is for a person to choose in code, never by a typo.
+const (
+	minDisk = 64 << 20
+	maxDisk = 1 << 40
+)
+
+func (b *builder) disk(s scalar) int64 {
+	n := b.size(s)
+	if n != 0 && (n < minDisk || n > maxDisk) {
+		b.fail(s, "want a size between 64MiB and 1TiB, got %q", s.value)
 		return 0
 	}
 	return n

@@ -35,6 +35,10 @@ func TestParseErrors(t *testing.T) {
 		{"cpus zero", "version: 1\nlimits:\n  cpus: 0\n", []string{"p.yaml:3:", "limits.cpus"}},
 		{"pids float", "version: 1\nlimits:\n  pids: 1.5\n", []string{"p.yaml:3:", "limits.pids"}},
 		{"network yes", "version: 1\nlimits:\n  network: yes\n", []string{"p.yaml:3:", "limits.network", "true or false"}},
+		{"disk word", "version: 1\nlimits:\n  disk: plenty\n", []string{"p.yaml:3:", "limits.disk", "size"}},
+		{"disk zero", "version: 1\nlimits:\n  disk: 0\n", []string{"p.yaml:3:", "limits.disk"}},
+		{"disk below the floor", "version: 1\nlimits:\n  disk: 4MB\n", []string{"p.yaml:3:", "limits.disk", "between 64MiB and 1TiB", `"4MB"`}},
+		{"disk above the ceiling", "version: 1\nlimits:\n  timeout: 3s\n  disk: 2TiB\n", []string{"p.yaml:4:", "limits.disk", "between 64MiB and 1TiB"}},
 		{"shell string", "version: 1\ncommands:\n  shell: \"true\"\n", []string{"p.yaml:3:", "commands.shell"}},
 		{"unclosed class", "version: 1\ncommands:\n  allow:\n    - \"go test *\"\n    - \"ls [a\"\n", []string{"p.yaml:5:", "commands.allow[1]", "unclosed ["}},
 		{"trailing backslash", "version: 1\ncommands:\n  deny: ['rm \\']\n", []string{"p.yaml:3:", "commands.deny[0]", "backslash"}},
@@ -105,14 +109,14 @@ workspace: /srv/ws
 commands:
   shell: true
   read_only_dirs: [/opt/tool/, "~/go/pkg/mod"]
-limits: {timeout: 90s, memory: 512MiB, cpus: 1.5, pids: 64, output: 100000, network: true}
+limits: {timeout: 90s, memory: 512MiB, cpus: 1.5, pids: 64, output: 100000, disk: 8GiB, network: true}
 confirm: {timeout: 30s, default: deny}
 `
 	p, err := Parse("v.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{Timeout: 90 * time.Second, Memory: 512 << 20, CPUs: 1.5, Pids: 64, Output: 100000, Network: true}
+	want := Limits{Timeout: 90 * time.Second, Memory: 512 << 20, CPUs: 1.5, Pids: 64, Output: 100000, Disk: 8 << 30, Network: true}
 	if p.Limits() != want {
 		t.Errorf("Limits = %+v, want %+v", p.Limits(), want)
 	}
@@ -168,5 +172,37 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+":4:") {
 		t.Errorf("Load(bad) = %v, want it to start with %s:4:", err, bad)
+	}
+}
+
+// limits.disk is range-checked at both ends, inclusive, and a policy that
+// leaves it out gets the default rather than no limit.
+func TestParseDisk(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		disk string // "" leaves the key out
+		want int64  // 0: an error naming limits.disk
+	}{
+		{"", DefaultDisk},
+		{"64MiB", 64 << 20},
+		{"67108863", 0},
+		{"1TiB", 1 << 40},
+		{"1099511627777", 0},
+		{"10GB", 10_000_000_000},
+	}
+	for _, tt := range tests {
+		src := "version: 1\nlimits:\n  cpus: 1\n"
+		if tt.disk != "" {
+			src += "  disk: " + tt.disk + "\n"
+		}
+		p, err := Parse("d.yaml", []byte(src))
+		switch {
+		case tt.want == 0 && (err == nil || !strings.Contains(err.Error(), "d.yaml:4:") || !strings.Contains(err.Error(), "limits.disk")):
+			t.Errorf("disk %q: error %v, want one naming d.yaml:4 and limits.disk", tt.disk, err)
+		case tt.want != 0 && err != nil:
+			t.Errorf("disk %q: %v", tt.disk, err)
+		case tt.want != 0 && p.Limits().Disk != tt.want:
+			t.Errorf("disk %q = %d, want %d", tt.disk, p.Limits().Disk, tt.want)
+		}
 	}
 }

@@ -62,6 +62,39 @@
 // symlinks lead too (etc -> /etc is outside; envlnk -> .env is denied), and
 // the command is refused if a link it was judged by changed before it ran.
 //
+// # Hard links
+//
+// A hard link is a second name of one file, and the policy judges names: a
+// link made to .env (by code an allowed command ran, say) would show .env's
+// content under a name the policy allows. So before a tool shows what a
+// regular file holds, a file with more than one link (st_nlink > 1) is
+// looked up by device and inode among every file in the workspace (denied
+// folders included, symlinks not followed), and its content is refused
+// when
+//
+//   - another of its names is one the policy denies reading (or that
+//     Workspace.Visible hides): a result marked denied that names the path,
+//     the other name and its rule. This is what sandbox.PlanLayout lays out
+//     for commands (a second name of a hidden file is hidden too), so a
+//     second name means the same to both;
+//   - fewer of its names are found in the workspace than it has links: an
+//     error result. The others lie outside the workspace (linked from a
+//     package cache, or from a host file by code the local sandbox ran), in
+//     a folder the walk cannot read, or past the 200,000 entries one look-up
+//     reads; no path rule judges them there. Such a file is refused as a
+//     symlink that leads out is: the file tools show only content whose
+//     every name the policy has judged. (pnpm and uv link packages in from
+//     their caches; read those through a command, which the sandbox
+//     confines.)
+//
+// read_file, edit_file (whose matching would show the content a bit at a
+// time) and search_files (which skips such files and says how many)
+// refuse; list_files leaves out a second name of a denied file, as it
+// leaves out the denied file. write_file and delete_file are not refused: a
+// write replaces the name with a new file (it renames over it) and a
+// deletion removes the name, so neither reaches the shared content, and
+// both are how a refused name is put to other use.
+//
 // This package must not run a process itself (commands go through sandbox),
 // decide policy (it asks policy), or know about roles beyond the names of the
 // tools a View holds.

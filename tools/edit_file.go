@@ -59,9 +59,20 @@ func (ws *Workspace) editFile(ctx context.Context, p EditFileParams) (Result, er
 	if err != nil {
 		return fsResult(p.rel, err), nil
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fsResult(p.rel, err), nil
+	}
+	if st.IsDir() {
 		f.Close()
 		return errorResult("%s: is a directory", p.rel), nil
+	}
+	// Matching old_text against a second name of a denied file would show
+	// its content a bit at a time ("not found" or "matches once").
+	if res, refused, err := ws.hardLinks().refusal(ctx, p.rel, st); err != nil || refused {
+		f.Close()
+		return res, err
 	}
 	data, err := io.ReadAll(f)
 	f.Close()

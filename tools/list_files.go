@@ -44,10 +44,15 @@ func (ws *Workspace) listFiles(ctx context.Context, p ListFilesParams) (Result, 
 	var (
 		files  []string
 		capped bool
+		links  = ws.hardLinks()
 	)
 	err := ws.walk(ctx, p.rel, func(rel string, d fs.DirEntry) error {
 		if !globMatch(p.Pattern, relTo(p.rel, rel)) {
 			return nil
+		}
+		// A second name of a denied file is left out as the file is.
+		if hide, err := links.hides(ctx, rel, d); err != nil || hide {
+			return err
 		}
 		if len(files) == MaxListEntries {
 			capped = true

@@ -55,8 +55,15 @@ func (ws *Workspace) readFile(ctx context.Context, p ReadFileParams) (Result, er
 		return fsResult(p.rel, err), nil
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err != nil {
+		return fsResult(p.rel, err), nil
+	}
+	if st.IsDir() {
 		return errorResult("%s: is a directory; use list_files", p.rel), nil
+	}
+	if res, refused, err := ws.hardLinks().refusal(ctx, p.rel, st); err != nil || refused {
+		return res, err
 	}
 	offset, limit := max(p.Offset, 1), p.Limit
 	if limit == 0 {

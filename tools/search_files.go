@@ -70,12 +70,20 @@ func (ws *Workspace) searchFiles(ctx context.Context, p SearchFilesParams) (Resu
 		matches int
 		files   int
 		capped  bool
+		links   = ws.hardLinks()
+		skipped int // hard links refused
+		refusal *Result
 	)
 	search := func(rel string) error {
 		if p.Glob != "" && !globMatch(p.Glob, relTo(p.rel, rel)) {
 			return nil
 		}
-		n, err := ws.searchFile(rel, p.re, p.ContextLines, MaxSearchMatches-matches, &out)
+		n, err := ws.searchFile(ctx, rel, p.re, p.ContextLines, MaxSearchMatches-matches, &out, links)
+		if lr := (*linkRefused)(nil); errors.As(err, &lr) {
+			skipped++
+			refusal = &lr.res
+			return nil
+		}
 		if n > 0 {
 			files++
 		}
@@ -97,7 +105,9 @@ func (ws *Workspace) searchFiles(ctx context.Context, p SearchFilesParams) (Resu
 			return search(rel)
 		})
 	} else if err = ws.checked("search", p.rel); err == nil {
-		err = search(p.rel)
+		if err = search(p.rel); err == nil && refusal != nil {
+			return *refusal, nil // the file named is refused as read_file refuses it
+		}
 	}
 	switch {
 	case errors.Is(err, errCapped):
@@ -105,6 +115,9 @@ func (ws *Workspace) searchFiles(ctx context.Context, p SearchFilesParams) (Resu
 		return Result{}, ctx.Err()
 	case err != nil:
 		return fsResult(p.rel, err), nil
+	}
+	if skipped > 0 {
+		fmt.Fprintf(&out, "[skipped %d files with more than one name (hard links) whose other names are denied or outside the workspace; read_file on one says why]\n", skipped)
 	}
 	switch {
 	case capped:
@@ -119,8 +132,9 @@ func (ws *Workspace) searchFiles(ctx context.Context, p SearchFilesParams) (Resu
 
 // searchFile writes up to room matches of re in rel to out, as
 // "file:line: text" with context lines as "file-line- text" and "--"
-// between separate groups. Binary and very large files are skipped.
-func (ws *Workspace) searchFile(rel string, re *regexp.Regexp, ctxLines, room int, out *strings.Builder) (int, error) {
+// between separate groups. Binary and very large files are skipped; a file
+// the hard-link rule refuses comes back as a *linkRefused error.
+func (ws *Workspace) searchFile(ctx context.Context, rel string, re *regexp.Regexp, ctxLines, room int, out *strings.Builder, links *hardLinks) (int, error) {
 	f, err := ws.Root.Open(rel)
 	if err != nil {
 		return 0, nil // vanished or unreadable: skip
@@ -132,6 +146,11 @@ func (ws *Workspace) searchFile(rel string, re *regexp.Regexp, ctxLines, room in
 	}
 	if lst, err := ws.Root.Lstat(rel); err != nil || !os.SameFile(st, lst) {
 		return 0, nil // a symlink swapped in since the walk saw a file: skip
+	}
+	if res, refused, err := links.refusal(ctx, rel, st); err != nil {
+		return 0, err
+	} else if refused {
+		return 0, &linkRefused{res}
 	}
 	br := bufio.NewReader(f)
 	if head, _ := br.Peek(8000); bytes.IndexByte(head, 0) >= 0 {
