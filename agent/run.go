@@ -46,8 +46,8 @@ type run struct {
 	// pathRules is the policy whose path rules the sandbox lays out: the
 	// base policy, then the Worker's (the tests folder read-only).
 	pathRules atomic.Pointer[policy.Policy]
-	ws       *tools.Workspace
-	reg      *tools.Registry
+	ws        *tools.Workspace
+	reg       *tools.Registry
 
 	criticGate *tools.Gate
 	workerGate *tools.Gate
