@@ -120,6 +120,7 @@ Start with the offline demo (no API key needed):
 		newInspectCmd(g, io),
 		newToolsCmd(io),
 		newPolicyCmd(io),
+		newSandboxCmd(g, io),
 		newVersionCmd(io),
 	)
 	return root

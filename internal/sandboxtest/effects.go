@@ -112,7 +112,7 @@ func ShippedPolicy(t testing.TB) *policy.Policy {
 // with a shorter timeout so a hanging row fails fast.
 func Limits(p *policy.Policy) sandbox.Limits {
 	l := p.Limits()
-	return sandbox.Limits{Timeout: 60 * time.Second, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network, Disk: 1 << 30}
+	return sandbox.Limits{Timeout: 60 * time.Second, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Network: l.Network, Disk: l.Disk}
 }
 
 // Run runs every row against open. skip names rows this kind cannot
