@@ -7,9 +7,13 @@
 // /run/containerd/containerd.sock; namespace "trio"), removes what earlier
 // runs on this host left behind when their process died (containers labelled
 // trio.managed=true whose trio.owner process is gone), then creates and
-// starts one container for the run. Its first process is a shell that waits
-// forever and reaps orphans. Each command is a Task.Exec with its own capped
-// stdout and stderr. [Sandbox.Close] kills and deletes the task, the
+// starts one container for the run. Its first process (init) is a shell
+// that reaps orphans while it waits on a FIFO only this process holds open
+// for writing: when this process dies, init exits and the kernel ends every
+// process in the container. Each command is a Task.Exec with its own capped
+// stdout and stderr, run one at a time. Before each, Config.Rules are laid
+// out again (sandbox.PlanLayout); a changed layout, or a dead init, makes
+// the container be recreated first. [Prune] removes what dead runs left. [Sandbox.Close] kills and deletes the task, the
 // container, its snapshot (image mode) and the run's state folder; an
 // imported or pulled image stays in containerd as a cache.
 //
@@ -25,8 +29,12 @@
 //     list of /etc entries (DefaultEtcFiles; /etc/passwd, group, hosts and
 //     an empty resolv.conf are generated); /root, /home, /var, /run and the
 //     rest of /etc are never bound. In mode "image", an image's snapshot;
-//   - the workspace read-write at /workspace, tmpfs /tmp and HOME
-//     (/home/trio), a per-run cache folder at /cache (GOCACHE,
+//   - the workspace read-write at /workspace, with Config.Rules laid out
+//     over it: an empty, root-owned, mode-0 file or folder bound read-only
+//     over each hidden entry, a read-only bind of each read-only one; a
+//     hidden path a command creates is removed after it;
+//   - tmpfs /tmp and HOME (/home/trio), an eighth of the memory limit each,
+//     a per-run cache folder at /cache (GOCACHE,
 //     XDG_CACHE_HOME), the host Go module cache read-only at /go/pkg/mod
 //     with GOPROXY=off, so offline `go test` works;
 //   - a non-root uid/gid (see below);
@@ -38,24 +46,27 @@
 // Config.UID/GID when set. Otherwise the workspace owner, when that is not
 // root: nothing on the host changes. When the workspace belongs to root
 // (Trio running as root), commands run as nobody (65534), and before each
-// command the sandbox gives nobody:nogroup every workspace entry that is
-// not already theirs (root on the host keeps full access); Close gives every
-// entry nobody then owns (adopted or created by a command) back to the
-// workspace folder's owner. Runc 1.1 has no idmapped mounts, and ACL masks
-// follow the creating process's mode, so neither lets a fixed uid write
-// files the host creates later.
+// command the sandbox gives nobody:nogroup every writable workspace entry
+// that is not already theirs (root on the host keeps full access); Close,
+// and a sweep of a dead run, give every entry nobody then owns back to the
+// workspace folder's owner. These walks go through an os.Root, so no
+// symlink leads them outside the workspace, and run only while no command
+// process is alive. Runc 1.1 has no idmapped mounts, and ACL masks follow
+// the creating process's mode, so neither lets a fixed uid write files the
+// host creates later. Init runs as InitID, which no command has.
 //
 // # Limits
 //
 // Memory (and memory+swap where the cgroup supports it), CPU quota and pids
-// (DefaultPids when unset) apply to the whole container. runc makes every
-// exec'd process a session and process-group leader; a timeout or a
-// cancelled context sends SIGKILL to that group from the host (falling back
-// to a `kill` exec inside the container when this process may not signal it),
-// and when a command ends, what is left of its group is killed too. A process
-// that left the group (setsid) survives until Close and can delay Exec by
-// about 3 s while it holds the output pipes. Result.OOMKilled is set when the
-// container's cgroup counted an OOM kill while the command ran.
+// (DefaultPids when unset) apply to the whole container. When a command
+// ends (exit, timeout, cancellation, disk limit), every process in the
+// container but init's is killed from the host through the container's
+// cgroup, frozen while it is signalled, before Exec returns: nothing
+// outlives its command. Init and its FIFO reader have oom_score_adj -1000.
+// Limits.Disk is measured (the workspace's growth plus /cache) every
+// diskPoll while a command runs, and RLIMIT_FSIZE caps any one file at it;
+// Result.DiskExceeded says a command was stopped by it. Result.OOMKilled is
+// set when the container's cgroup counted an OOM kill while the command ran.
 //
 // This package must not decide policy: it runs what it is given.
 package containerd
