@@ -102,6 +102,17 @@ type Config struct {
 	// read-only), the container is recreated with the new mounts before
 	// the command runs. nil leaves the whole workspace writable.
 	Rules sandbox.PathRules
+	// WarmCache is the folder of Trio's trusted caches: a base of the Go
+	// build cache per toolchain, built once in a sandbox of its own with
+	// the standard library compiled, which every run gets read-only under
+	// a private writable layer. Default DefaultWarmCache(); "none" starts
+	// every run with an empty build cache.
+	WarmCache string
+	// Progress, when set, is told about slow steps (building the warm
+	// cache) as they start and end.
+	Progress func(msg string)
+	// goCache replaces the run's cache folder (the warm-up's own sandbox).
+	goCache string
 	// StateDir holds per-run folders (rootfs, cache, fifos); default
 	// $XDG_RUNTIME_DIR/trio-sandbox, else <os.TempDir()>/trio-sandbox.
 	StateDir string
@@ -171,6 +182,9 @@ func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
 	}
 	if c.ModCache == "" {
 		c.ModCache = defaultModCache()
+	}
+	if c.WarmCache == "" {
+		c.WarmCache = DefaultWarmCache()
 	}
 	if c.StateDir == "" {
 		base := os.Getenv("XDG_RUNTIME_DIR")

@@ -56,6 +56,7 @@ type Sandbox struct {
 	execs    atomic.Int64
 	ooms     atomic.Uint64 // OOM kills seen after the last command
 	diskBase int64         // the workspace's usage when the sandbox opened
+	warmBase string        // the trusted Go build cache base, or ""
 	alive    *os.File      // the liveness FIFO's only writer (see initArgs)
 
 	// ownerUID and ownerGID own the workspace folder at New; with adopt,
@@ -155,6 +156,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		return nil, fmt.Errorf("sandbox state: %w", err)
 	}
 	s.env = containerEnv(cfg)
+	if err := s.prepareWarm(ctx); err != nil {
+		return nil, err
+	}
 	if s.adopt {
 		// Before the container exists: no sandboxed process can race it.
 		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
@@ -210,7 +214,13 @@ func (s *Sandbox) makeState() error {
 	return nil
 }
 
-func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
+// cacheDir is the run's cache folder on the host, bound at CacheDir.
+func (s *Sandbox) cacheDir() string {
+	if s.cfg.goCache != "" {
+		return s.cfg.goCache
+	}
+	return filepath.Join(s.stateDir, "cache")
+}
 
 // planLayout is the layout the rules select in the workspace now.
 func (s *Sandbox) planLayout() (sandbox.Layout, error) {

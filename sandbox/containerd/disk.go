@@ -3,6 +3,7 @@ package containerd
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -41,7 +42,7 @@ func usage(dir string) int64 {
 // written is what the run has added to the host's disk: the workspace's
 // growth since the sandbox opened plus the cache folder.
 func (s *Sandbox) written() int64 {
-	return usage(s.cfg.Workspace) - s.diskBase + usage(s.cacheDir())
+	return usage(s.cfg.Workspace) - s.diskBase + usage(s.cacheDir()) + usage(filepath.Join(s.stateDir, "gocache"))
 }
 
 // overDisk reports whether the run's writes passed Limits.Disk.

@@ -32,7 +32,9 @@ func newSandbox(t testing.TB, cfg Config) *Sandbox {
 	if cfg.Limits == (sandbox.Limits{}) {
 		cfg.Limits = sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, CPUs: 1, Pids: 256, Output: 64 << 10}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Long enough for the first sandbox on a machine to build the warm
+	// build cache.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	s, err := New(ctx, cfg)
 	if err != nil {

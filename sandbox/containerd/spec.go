@@ -135,6 +135,9 @@ func (s *Sandbox) mounts() []specs.Mount {
 		{Destination: CacheDir, Type: "bind", Source: s.cacheDir(), Options: []string{"rbind", "rw", "nosuid", "nodev"}},
 		{Destination: aliveDir, Type: "bind", Source: filepath.Join(s.stateDir, "alive"), Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
 	}
+	if m, ok := s.goCacheMount(); ok {
+		ms = append(ms, m)
+	}
 	ms = append(ms, s.layoutMounts()...)
 	if s.cfg.ModCache != "none" {
 		ms = append(ms, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: s.cfg.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
