@@ -64,3 +64,22 @@ func TestHealJSONL(t *testing.T) {
 		t.Error("a file damaged in the middle was changed")
 	}
 }
+
+// The checkpoint, rewritten after every tool call, does not carry the
+// goal: goal.md holds it, once, and state.json its hash.
+func TestCheckpointWithoutGoal(t *testing.T) {
+	t.Parallel()
+	goal := strings.Repeat("The goal, at its largest. ", DefaultMaxGoalBytes/26)
+	st := &state{Version: stateVersion, RunID: "r", Goal: goal, GoalSHA256: goalSum(goal), Phase: phaseBuild}
+	b, err := encodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inline := *st
+	inline.GoalSHA256 = ""
+	old, _ := encodeState(&inline)
+	if strings.Contains(string(b), "The goal, at its largest.") {
+		t.Error("the checkpoint carries the goal")
+	}
+	t.Logf("checkpoint of a %d-byte goal: %d bytes, %d with the goal inline", len(goal), len(b), len(old))
+}
