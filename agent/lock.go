@@ -104,6 +104,7 @@ func acquireLock(path, what, runID string) (*fileLock, error) {
 			}
 			return l, nil
 		}
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
 	}
 	return nil, fmt.Errorf("lock %s: %s keeps being replaced", what, path)
@@ -141,10 +142,15 @@ func lockedBy(path, what string) error {
 
 // release drops the lock; the file stays for the next holder (removing it
 // would let a waiting process lock an unlinked file).
+//
+// The lock is dropped with LOCK_UN before the close: it belongs to the open
+// file, which a child forked by another goroutine shares until it execs,
+// so a bare close could leave it held for a moment after the session.
 func (l *fileLock) release() {
 	if l == nil || l.f == nil {
 		return
 	}
+	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	l.f.Close()
 	l.f = nil
 }
@@ -186,5 +192,8 @@ func isLockBusy(path string) bool {
 	}
 	defer f.Close()
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN) // see release
+	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
