@@ -220,7 +220,7 @@ func TestStops(t *testing.T) {
 		{
 			name:  "context window too small",
 			model: newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()),
-			opts:  []agent.Option{agent.WithWindow(summarizer.Config{ContextLimit: 600, ReplyReserve: 100})},
+			opts:  []agent.Option{agent.WithWindow(summarizer.Config{ContextLimit: 1024, ReplyReserve: 100})},
 			want:  agent.StopContextBudget, inDetail: "budget",
 		},
 		{
@@ -512,12 +512,18 @@ func TestDemoOverHTTP(t *testing.T) {
 func TestWrapUpNote(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
-		add(agent.RoleWorker, calls("", call{"list_files", map[string]any{}}))
-	// Planner and test designer spend 220 of 270 tokens: over 80%.
-	rep := run(t, m, nil, e.opts(agent.WithBudgets(agent.Budgets{MaxTokens: 270}))...)
-	if rep.Reason != agent.StopBudgetTokens {
-		t.Fatalf("reason %s (%s), want budget_tokens", rep.Reason, rep.Detail)
+	m := newFake().add(agent.RolePlanner, withUsage(calcPlan(), 8000, 100)).add(agent.RoleTestDesigner, withUsage(calcSuite(), 8000, 100)).
+		add(agent.RoleWorker, withUsage(calls("", call{"list_files", map[string]any{}}), 2000, 100))
+	// Planner and test designer spend 16200 of 20000 tokens: over 80%. The
+	// Worker's first request (about 2700 tokens) fits, and its turn brings
+	// the total to 18300; its next request would pass the budget and is
+	// not sent.
+	rep := run(t, m, nil, e.opts(agent.WithBudgets(agent.Budgets{MaxTokens: 20000}))...)
+	if rep.Reason != agent.StopBudgetTokens || !strings.Contains(rep.Detail, "18300 of 20000 spent") || !strings.Contains(rep.Detail, "not sent") {
+		t.Fatalf("reason %s (%s), want budget_tokens at 18300 of 20000, the request not sent", rep.Reason, rep.Detail)
+	}
+	if n := len(m.requestsOf(agent.RoleWorker)); n != 1 {
+		t.Errorf("the Worker was asked %d times, want once: the second request was over the budget", n)
 	}
 	last := m.requests[len(m.requests)-1]
 	if last.Agent != agent.RoleWorker || !strings.Contains(last.Messages[len(last.Messages)-1].Content, "Wrap up") {

@@ -16,8 +16,10 @@
 // WithRunsDir says otherwise) holds:
 //
 //	state.json    the checkpoint, rewritten atomically after every tool call and phase change
+//	goal.md       the goal, written once (state.json holds its hash)
+//	run.lock      the session's exclusive lock, naming its pid and host
 //	history.jsonl the Worker's messages (state.json says how many it covers)
-//	calls.jsonl   a write-ahead record of every Worker tool call ("begin" before, "end" after)
+//	calls.jsonl   a write-ahead record of every tool call, the Worker's and the Critic's ("begin" before, "end" after)
 //	trace.jsonl   every model request and reply, tool call, critic verdict, suite version
 //	audit.jsonl   every decision of the safe_execute gate
 //	report.json   the Report, and report.md for people
@@ -26,6 +28,10 @@
 // Resume continues a run from its checkpoint: a tool call whose "end" is in
 // calls.jsonl is never executed again (its recorded result is reused), so a
 // run killed at any point re-runs at most the one call that was in flight.
+// A run folder is created whole (renamed from a temporary folder with its
+// first checkpoint); a session locks it and its workspace (ErrLocked for a
+// second one) and cuts every JSONL file back to its last complete record
+// before appending.
 // The Worker's window is restored with its summary, masking and tracked
 // errors, so a resumed run does not summarize again what it already folded.
 //

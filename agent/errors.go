@@ -18,3 +18,28 @@ type optionError struct{ err error }
 
 func (e optionError) Error() string   { return e.err.Error() }
 func (e optionError) Unwrap() []error { return []error{e.err, ErrInvalidOption} }
+
+// ErrLocked is wrapped (by a *LockedError) when a run folder or a workspace
+// is in use by another session: a second resume of one run, or two runs on
+// one workspace.
+var ErrLocked = errors.New("in use by another session")
+
+// ErrInvalidInput is wrapped when what a run is given cannot be used: a
+// goal that is too large or not text, a workspace that is a file, a runs
+// folder that cannot be written, or a run folder whose records are damaged
+// (state.json, a JSONL file torn in the middle, a missing calls.jsonl).
+// Like ErrInvalidOption it is the caller's to fix, not a failure of a run.
+var ErrInvalidInput = errors.New("invalid input")
+
+// inputError keeps its own message and wraps ErrInvalidInput.
+type inputError struct{ err error }
+
+func (e inputError) Error() string   { return e.err.Error() }
+func (e inputError) Unwrap() []error { return []error{e.err, ErrInvalidInput} }
+
+func invalidInput(err error) error {
+	if err == nil || errors.Is(err, ErrInvalidInput) {
+		return err
+	}
+	return inputError{err}
+}

@@ -17,6 +17,9 @@ const (
 	EventStepStarted   EventKind = "step_started"
 	EventStepFinished  EventKind = "step_finished"
 	EventModelCall     EventKind = "model_call"
+	// EventModelRetry is a failed model attempt the provider retries;
+	// Duration is the wait before the next attempt.
+	EventModelRetry    EventKind = "model_retry"
 	EventToolCall      EventKind = "tool_call"
 	EventCriticVerdict EventKind = "critic_verdict"
 	EventRepairStarted EventKind = "repair_started"

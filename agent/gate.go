@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/trioagent/trio/policy"
@@ -18,11 +19,15 @@ func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
 	if d := r.sb.Info().WorkspaceDir; d != "" && d != r.ws.Dir {
 		scope.Aliases = []string{d}
 	}
-	observe := r.observeCall
+	observe := func(rec tools.Record) { r.observeCall(rec, nil) }
 	if role != RoleWorker {
 		observe = func(rec tools.Record) {
-			r.observeCall(rec)
-			r.announceCall(role, rec)
+			// The Critic numbers its calls from 1 in every session: the
+			// session number makes their ids unique in the run's audit.
+			rec.CallID = fmt.Sprintf("s%d-%s", r.st.Sessions, rec.CallID)
+			note := r.takeNote()
+			r.observeCall(rec, note)
+			r.announceCall(role, rec, note)
 		}
 	}
 	opts := []tools.GateOption{
@@ -35,9 +40,10 @@ func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
 	return tools.NewGate(p, opts...)
 }
 
-// observeCall records one gate decision in audit.jsonl and the counters.
-func (r *run) observeCall(rec tools.Record) {
-	_ = r.auditOut.write(rec, false)
+// observeCall records one gate decision in audit.jsonl and the counters;
+// note is set for a Critic call recorded in calls.jsonl.
+func (r *run) observeCall(rec tools.Record, note *walNote) {
+	_ = r.auditOut.write(auditLine(rec, note), false)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.ToolTime += rec.Duration
@@ -48,6 +54,9 @@ func (r *run) observeCall(rec tools.Record) {
 	}
 	c := &r.st.Counters
 	c.ToolCalls++
+	if note != nil && note.Replayed {
+		c.Replayed++
+	}
 	switch rec.Outcome {
 	case tools.OutcomeDenied:
 		c.Denials++
@@ -69,14 +78,21 @@ func (r *run) interrupted(rec tools.Record) bool {
 
 // announceCall traces and emits a call made by a role other than the
 // Worker (the Critic's run_tests and --help run), from the gate's record.
-func (r *run) announceCall(role string, rec tools.Record) {
+func (r *run) announceCall(role string, rec tools.Record, note *walNote) {
 	ok := rec.Outcome == tools.OutcomeOK
 	decision := decisionOf(tools.Result{Denied: rec.Outcome == tools.OutcomeDenied}, &rec)
 	msg := effectsText(rec.Effects)
 	if rec.Error != "" {
 		msg = strings.TrimSpace(msg + ": " + rec.Error)
 	}
-	r.trace(TraceEntry{Kind: "tool_call", Role: role, Tool: rec.Tool, CallID: rec.CallID, Decision: decision, Duration: rec.Duration, Detail: msg})
+	te := TraceEntry{Kind: "tool_call", Role: role, Tool: rec.Tool, CallID: rec.CallID, Decision: decision, Duration: rec.Duration, Detail: msg}
+	if note != nil {
+		te.Key, te.Replayed, te.Rerun = note.Key, note.Replayed, note.Rerun
+		if note.Replayed {
+			decision = "replayed"
+		}
+	}
+	r.trace(te)
 	r.emit(Event{Kind: EventToolCall, Role: role, Tool: rec.Tool, Target: effectsText(rec.Effects), Decision: decision, OK: &ok, Duration: rec.Duration, Message: oneLine(msg, 200)})
 }
 

@@ -105,6 +105,12 @@ func calls(content string, cs ...call) llm.Response {
 	return llm.Response{Message: msg, FinishReason: "tool_calls"}
 }
 
+// withUsage is r reporting the given token usage.
+func withUsage(r llm.Response, prompt, completion int) llm.Response {
+	r.Usage = llm.Usage{PromptTokens: prompt, CompletionTokens: completion}
+	return r
+}
+
 type call struct {
 	name string
 	args any

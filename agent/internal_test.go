@@ -43,7 +43,7 @@ func TestWALLoad(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, CallsFile)
-	w, err := openWAL(path)
+	w, _, err := openWAL(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +63,12 @@ func TestWALLoad(t *testing.T) {
 	f.WriteString(`{"phase":"end","key":"1.1","res`)
 	f.Close()
 
-	w2, err := openWAL(path)
+	w2, cut, err := openWAL(path)
 	if err != nil {
 		t.Fatalf("reopen with a torn line: %v", err)
+	}
+	if cut != int64(len(`{"phase":"end","key":"1.1","res`)) {
+		t.Errorf("cut %d bytes, want the torn line's", cut)
 	}
 	defer w2.out.close()
 	if r, ok := w2.recorded("1.0"); !ok || r.Output != "done" {
@@ -78,7 +81,7 @@ func TestWALLoad(t *testing.T) {
 	// A malformed line in the middle is an error naming it.
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{}\nnot json\n{}\n"), 0o644)
-	if _, err := openWAL(bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+	if _, _, err := openWAL(bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
 		t.Errorf("malformed record: %v, want an error naming line 2", err)
 	}
 }

@@ -129,19 +129,26 @@ func TestKillAndResume(t *testing.T) {
 
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
+	files, err := snapshotFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// snapshotFiles maps each file under dir to its content.
+func snapshotFiles(dir string) (map[string]string, error) {
 	files := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		files[rel] = readFile(t, p)
-		return nil
+		b, err := os.ReadFile(p)
+		files[rel] = string(b)
+		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return files, err
 }
 
 func keys(m map[string]string) []string {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -18,8 +19,11 @@ type RoleUsage struct {
 	// Estimated counts the calls whose reply reported no token usage: their
 	// tokens were counted here (prompt: messages, tool definitions and
 	// output schema; completion: the reply), so budgets still hold.
-	Estimated int           `json:"estimated,omitempty"`
-	Duration  time.Duration `json:"duration_ns"`
+	Estimated int `json:"estimated,omitempty"`
+	// Retries counts failed attempts the provider retried (each one is a
+	// model_retry line in the trace, with its status and wait).
+	Retries  int           `json:"retries,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // meteredModel counts every model call of every role (the Planner's, the
@@ -30,9 +34,14 @@ type meteredModel struct {
 }
 
 func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if s := m.r.admit(req); s != nil {
+		m.r.trace(TraceEntry{Kind: "model_refused", Role: req.Agent, Messages: len(req.Messages), Reason: s.reason, Detail: s.detail})
+		m.r.lastModelErr = s
+		return llm.Response{}, s
+	}
 	start := time.Now()
 	m.r.trace(TraceEntry{Kind: "model_request", Role: req.Agent, Messages: len(req.Messages), ToolsOffered: len(req.Tools), Structured: req.Output != nil, Last: lastMessage(req.Messages)})
-	resp, err := m.inner.Complete(ctx, req)
+	resp, err := m.inner.Complete(llm.WithRetryObserver(ctx, func(rt llm.Retry) { m.r.retried(req.Agent, rt) }), req)
 	d := time.Since(start)
 	usage, estimated := resp.Usage, false
 	if err == nil && usage == (llm.Usage{}) {
@@ -58,15 +67,74 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	return resp, err
 }
 
+// admit holds every model call, of every role, to the run's token budget
+// and the context window before it is sent: a request that would not fit
+// is refused (a *stop naming the role and the numbers) rather than paid
+// for. The estimate is the tokenizer's count scaled by what the endpoint
+// reported so far; it leaves out the reply, which only the Worker's window
+// reserves room for.
+func (r *run) admit(req llm.Request) *stop {
+	prompt := r.counter.Calibrated(r.promptTokens(req), 0)
+	role := req.Agent
+	if limit := r.windowConfig().ContextLimit; prompt > limit {
+		r.refused = &stop{reason: StopContextBudget, detail: fmt.Sprintf("the %s request of about %d tokens does not fit the context window of %d tokens (window.context_limit); it was not sent", role, prompt, limit)}
+		return r.refused
+	}
+	used, limit := r.totalTokens(), r.cfg.budgets.MaxTokens
+	if used+prompt > limit {
+		r.refused = &stop{reason: StopBudgetTokens, detail: fmt.Sprintf("the %s request of about %d tokens would pass the token budget (%d of %d spent); it was not sent", role, prompt, used, limit)}
+		return r.refused
+	}
+	r.refused = nil
+	return nil
+}
+
+// refusal is the refused model call that ended the loop with err, if any.
+// Roles report a failed model call in their own words (a model error);
+// the refusal says which budget it was.
+func (r *run) refusal(err error) *stop {
+	if err == nil || r.refused == nil {
+		return nil
+	}
+	return r.refused
+}
+
+// promptTokens is the tokenizer's count of a request: messages, tool
+// definitions and output schema.
+func (r *run) promptTokens(req llm.Request) int {
+	n := r.counter.CountMessages(req.Messages) + r.counter.CountTools(req.Tools)
+	if req.Output != nil {
+		n += r.counter.Count(string(req.Output.Schema))
+	}
+	return n
+}
+
+// retried records a failed attempt the provider retries: a trace event,
+// the role's count and a progress event.
+func (r *run) retried(role string, rt llm.Retry) {
+	r.mu.Lock()
+	ru := r.st.Usage[role]
+	ru.Retries++
+	r.st.Usage[role] = ru
+	r.mu.Unlock()
+	te := TraceEntry{Kind: "model_retry", Role: role, Attempt: rt.Attempt, Status: rt.Status, Wait: rt.Wait}
+	if rt.Err != nil {
+		te.Error = rt.Err.Error()
+	}
+	r.trace(te)
+	why := "no reply"
+	if rt.Status != 0 {
+		why = fmt.Sprintf("HTTP %d", rt.Status)
+	}
+	r.emit(Event{Kind: EventModelRetry, Role: role, Step: r.stepOf(role), Repair: r.repairOf(role), Duration: rt.Wait,
+		Message: fmt.Sprintf("attempt %d failed (%s); retrying in %s", rt.Attempt, why, rt.Wait.Round(time.Millisecond))})
+}
+
 // estimateUsage counts a call's tokens when the endpoint reported none.
 // The response is returned to the caller unchanged, so the window is never
 // calibrated against its own estimate.
 func (r *run) estimateUsage(req llm.Request, reply llm.Message) llm.Usage {
-	prompt := r.counter.CountMessages(req.Messages) + r.counter.CountTools(req.Tools)
-	if req.Output != nil {
-		prompt += r.counter.Count(string(req.Output.Schema))
-	}
-	return llm.Usage{PromptTokens: prompt, CompletionTokens: r.counter.CountMessage(reply)}
+	return llm.Usage{PromptTokens: r.promptTokens(req), CompletionTokens: r.counter.CountMessage(reply)}
 }
 
 // lastMessage is the newest message of a request, for the trace (the full

@@ -43,6 +43,9 @@ type Budgets struct {
 	// MaxWallTime is the run's wall time, summed over resumes
 	// (stop reason budget_time).
 	MaxWallTime time.Duration `json:"max_wall_time_ns"`
+	// MaxGoalBytes is the largest goal Run accepts (DefaultMaxGoalBytes
+	// when zero); a larger one is an error wrapping ErrInvalidInput.
+	MaxGoalBytes int `json:"max_goal_bytes,omitempty"`
 }
 
 // DefaultBudgets are the budgets of a run that sets none.
@@ -53,6 +56,7 @@ func DefaultBudgets() Budgets {
 		MaxRepairRounds: 3,
 		MaxTokens:       2_000_000,
 		MaxWallTime:     30 * time.Minute,
+		MaxGoalBytes:    DefaultMaxGoalBytes,
 	}
 }
 
@@ -74,6 +78,9 @@ func (b Budgets) withDefaults() Budgets {
 	}
 	if b.MaxWallTime <= 0 {
 		b.MaxWallTime = d.MaxWallTime
+	}
+	if b.MaxGoalBytes <= 0 {
+		b.MaxGoalBytes = d.MaxGoalBytes
 	}
 	return b
 }
@@ -257,7 +264,7 @@ func WithPrompt(role, text string) Option {
 // WithBudgets sets the run's budgets; zero fields keep their defaults.
 func WithBudgets(b Budgets) Option {
 	return func(c *config) error {
-		if b.MaxSteps < 0 || b.MaxTotalTurns < 0 || b.MaxTokens < 0 || b.MaxWallTime < 0 {
+		if b.MaxSteps < 0 || b.MaxTotalTurns < 0 || b.MaxTokens < 0 || b.MaxWallTime < 0 || b.MaxGoalBytes < 0 {
 			return fmt.Errorf("agent: WithBudgets: negative budget in %+v", b)
 		}
 		c.budgets = b
@@ -267,8 +274,13 @@ func WithBudgets(b Budgets) Option {
 
 // WithWindow configures the Worker's context window (context limit, reply
 // reserve, summary cadence). Default: the summarizer's defaults.
+//
+// A ContextLimit below MinContextLimit is an error: no prompt fits.
 func WithWindow(w summarizer.Config) Option {
 	return func(c *config) error {
+		if w.ContextLimit != 0 && w.ContextLimit < MinContextLimit {
+			return fmt.Errorf("agent: WithWindow: context limit %d is below the minimum of %d tokens", w.ContextLimit, MinContextLimit)
+		}
 		c.window = &w
 		return nil
 	}

@@ -159,7 +159,7 @@ func (r *Report) Markdown() string {
 	row("model time", m.ModelTime.Round(time.Millisecond))
 	row("tool time", m.ToolTime.Round(time.Millisecond))
 	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
-	b.WriteString("\n### Per role\n\n| role | calls | prompt tokens | completion tokens | time |\n| --- | --- | --- | --- | --- |\n")
+	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | completion tokens | time |\n| --- | --- | --- | --- | --- | --- |\n")
 	estimated := 0
 	roles := make([]string, 0, len(m.Roles))
 	for k := range m.Roles {
@@ -168,7 +168,7 @@ func (r *Report) Markdown() string {
 	slices.Sort(roles)
 	for _, k := range roles {
 		u := m.Roles[k]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s |\n", k, u.Calls, u.PromptTokens, u.CompletionTokens, u.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s |\n", k, u.Calls, u.Retries, u.PromptTokens, u.CompletionTokens, u.Duration.Round(time.Millisecond))
 		estimated += u.Estimated
 	}
 	if estimated > 0 {

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -82,6 +81,13 @@ type run struct {
 	infraErr error
 	// Times of earlier sessions, to which this session's are added.
 	baseElapsed, baseSandbox time.Duration
+	// healed says what was cut from the run folder's files when it opened.
+	healed []string
+	// refused is the latest model call the meter refused to send (over
+	// the token budget or the context window); admitted calls clear it.
+	refused *stop
+	// critic tracks the Critic's calls of the current check in calls.jsonl.
+	criticLog criticWAL
 }
 
 // stop ends the run with a reason; it travels as an error through the loop.
@@ -96,9 +102,12 @@ func stopf(r StopReason, format string, args ...any) error {
 	return &stop{reason: r, detail: fmt.Sprintf(format, args...)}
 }
 
-func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool, choice sandboxChoice) (*Report, error) {
+// execute runs a session of the run in dir; the caller holds the run's and
+// the workspace's locks. healed are the repairs already made to the run
+// folder (history.jsonl cut back), for the trace.
+func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool, choice sandboxChoice, healed []string) (*Report, error) {
 	r := &run{a: a, cfg: a.cfg, dir: dir, st: st, rawModel: a.model, session: time.Now(),
-		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime, choice: choice}
+		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime, choice: choice, healed: healed}
 	defer r.close()
 	r.model = meteredModel{inner: a.model, r: r}
 	var err error
@@ -113,15 +122,19 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 			}
 		}
 	}
+	// Counted before open's checkpoint, so that a session killed early is
+	// counted too (and the Critic's call ids, which carry the session
+	// number, stay unique).
+	st.Sessions++
 	if err := r.open(ctx); err != nil {
 		return nil, err
 	}
-	st.Sessions++
 	if resumed {
 		r.emit(Event{Kind: EventRunResumed, Message: resumeText(st)})
 	} else {
 		r.emit(Event{Kind: EventRunStarted, Message: st.Goal})
 	}
+	r.traceHealed()
 	if w := r.sandboxWarning(); w != "" {
 		r.emit(Event{Kind: EventWarning, Message: w})
 	}
@@ -141,6 +154,9 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 // classify turns the loop's error into a stop reason.
 func (r *run) classify(parent, runCtx context.Context, err error) (StopReason, string) {
 	var s *stop
+	if ref := r.refusal(err); ref != nil {
+		return ref.reason, ref.detail
+	}
 	switch {
 	case err == nil:
 		return StopCompleted, ""
@@ -159,17 +175,7 @@ func (r *run) classify(parent, runCtx context.Context, err error) (StopReason, s
 // open prepares the run folder, the workspace, the sandbox and the gates
 // that do not need the plan.
 func (r *run) open(ctx context.Context) error {
-	var err error
-	if r.traceOut, err = openJSONL(filepath.Join(r.dir, TraceFile)); err != nil {
-		return err
-	}
-	if r.auditOut, err = openJSONL(filepath.Join(r.dir, AuditFile)); err != nil {
-		return err
-	}
-	if r.wal, err = openWAL(filepath.Join(r.dir, CallsFile)); err != nil {
-		return err
-	}
-	if r.histOut, err = openJSONL(filepath.Join(r.dir, HistoryFile)); err != nil {
+	if err := r.openFiles(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(r.st.Workspace, 0o755); err != nil {
@@ -201,6 +207,45 @@ func (r *run) open(ctx context.Context) error {
 		}
 	}
 	return r.checkpoint()
+}
+
+// openFiles opens the run folder's JSONL files for appending, each healed
+// first (cut back to its last complete record; see healJSONL). A file
+// damaged before its last record stops the session here, before the
+// sandbox opens or anything is appended.
+func (r *run) openFiles() error {
+	var cut int64
+	var err error
+	note := func(name string) {
+		if cut > 0 {
+			r.healed = append(r.healed, fmt.Sprintf("%s: cut a torn last record (%s)", name, byteSize(cut)))
+		}
+	}
+	if r.traceOut, cut, err = openJSONL(filepath.Join(r.dir, TraceFile)); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	note(TraceFile)
+	if r.auditOut, cut, err = openJSONL(filepath.Join(r.dir, AuditFile)); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	note(AuditFile)
+	if r.wal, cut, err = openWAL(filepath.Join(r.dir, CallsFile)); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	note(CallsFile)
+	if r.histOut, cut, err = openJSONL(filepath.Join(r.dir, HistoryFile)); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	note(HistoryFile)
+	return nil
+}
+
+// traceHealed records the repairs made to the run folder when it opened.
+func (r *run) traceHealed() {
+	for _, h := range r.healed {
+		r.trace(TraceEntry{Kind: "healed", Detail: h})
+		r.emit(Event{Kind: EventWarning, Message: "run folder healed: " + h})
+	}
 }
 
 func (r *run) close() {
@@ -273,6 +318,9 @@ func (r *run) planReady() error {
 	if err != nil {
 		return fmt.Errorf("agent: critic tools: %w", err)
 	}
+	if cv, err = r.criticView(cv); err != nil {
+		return err
+	}
 	r.critic = r.newCritic(cv)
 	r.win, err = r.newWindow()
 	return err
@@ -307,7 +355,7 @@ func (r *run) checkpointCursor(withCursor bool) error {
 		ws := r.win.State()
 		st.Window = &ws
 	}
-	b, err := json.MarshalIndent(st, "", " ")
+	b, err := encodeState(st)
 	if err != nil {
 		return fmt.Errorf("agent: encode checkpoint: %w", err)
 	}

@@ -2,13 +2,16 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/trioagent/trio/tools"
@@ -17,6 +20,8 @@ import (
 // Names of the files in a run folder.
 const (
 	StateFile = "state.json"
+	// GoalFile holds the goal, written once when the run is created.
+	GoalFile  = "goal.md"
 	CallsFile = "calls.jsonl"
 	// HistoryFile holds the Worker's messages, one a line; state.json says
 	// how many of them it covers.
@@ -55,10 +60,7 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: some file systems refuse to sync a directory
-		d.Close()
-	}
+	syncDir(dir)
 	return nil
 }
 
@@ -69,12 +71,60 @@ type jsonl struct {
 	path string
 }
 
-func openJSONL(path string) (*jsonl, error) {
+// openJSONL opens path for appending after healing it (see healJSONL);
+// cut is how many bytes of a torn last record were cut off.
+func openJSONL(path string) (j *jsonl, cut int64, err error) {
+	if cut, err = healJSONL(path); err != nil {
+		return nil, 0, err
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, 0, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &jsonl{f: f, path: path}, nil
+	return &jsonl{f: f, path: path}, cut, nil
+}
+
+// healJSONL cuts a JSONL file back to its last complete record, so that
+// what is appended next does not glue onto a record torn by a crash or a
+// full disk. A record is complete once its newline is written: JSON
+// encoding escapes newlines, so the bytes after the last one are a torn
+// record, and a complete line that is not JSON is damage in the middle of
+// the file, an error naming the file and line. It returns the bytes cut.
+func healJSONL(path string) (int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var good, size int64
+	for line := 1; ; line++ {
+		b, err := r.ReadBytes('\n')
+		size += int64(len(b))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		if t := bytes.TrimSpace(b); len(t) > 0 && !json.Valid(t) {
+			return 0, invalidInput(fmt.Errorf("%s:%d: damaged record in the middle of the file (not a torn last record): %q", path, line, oneLine(string(t), 80)))
+		}
+		good = size
+	}
+	if size == good {
+		return 0, nil
+	}
+	if err := f.Truncate(good); err != nil {
+		return 0, fmt.Errorf("heal %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("heal %s: %w", path, err)
+	}
+	return size - good, nil
 }
 
 // write appends v as one line; sync makes it durable before returning.
@@ -147,23 +197,30 @@ type walEntry struct {
 type wal struct {
 	out  *jsonl
 	done map[string]tools.Result // key → recorded result
+	// begun are keys with a "begin" in an earlier session: a call run
+	// again under such a key without an "end" was in flight when it died.
+	begun map[string]bool
 }
 
-func openWAL(path string) (*wal, error) {
-	w := &wal{done: map[string]tools.Result{}}
-	if err := w.load(path); err != nil {
-		return nil, err
-	}
-	out, err := openJSONL(path)
+func openWAL(path string) (*wal, int64, error) {
+	w := &wal{done: map[string]tools.Result{}, begun: map[string]bool{}}
+	cut, err := healJSONL(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if err := w.load(path); err != nil {
+		return nil, 0, err
+	}
+	out, _, err := openJSONL(path)
+	if err != nil {
+		return nil, 0, err
 	}
 	w.out = out
-	return w, nil
+	return w, cut, nil
 }
 
-// load reads an existing record; a torn last line (a crash mid-write) is
-// ignored, any other malformed line is an error naming it.
+// load reads an existing record (healed first: a torn last line is gone);
+// a malformed line is an error naming it.
 func (w *wal) load(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -179,10 +236,13 @@ func (w *wal) load(path string) error {
 		if len(b) > 0 && b[len(b)-1] == '\n' {
 			var e walEntry
 			if jerr := json.Unmarshal(b, &e); jerr != nil {
-				return fmt.Errorf("%s:%d: %w", path, line, jerr)
+				return invalidInput(fmt.Errorf("%s:%d: %w", path, line, jerr))
 			}
-			if e.Phase == "end" && e.Result != nil {
+			switch {
+			case e.Phase == "end" && e.Result != nil:
 				w.done[e.Key] = *e.Result
+			case e.Phase == "begin":
+				w.begun[e.Key] = true
 			}
 		}
 		if err == io.EOF {
@@ -192,6 +252,13 @@ func (w *wal) load(path string) error {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
 	}
+}
+
+// ranBefore reports whether an earlier session began the call under key
+// without recording its end: it was in flight when that session died.
+func (w *wal) ranBefore(key string) bool {
+	_, done := w.done[key]
+	return w.begun[key] && !done
 }
 
 func (w *wal) begin(key string, c tools.Call) error {
@@ -220,4 +287,93 @@ func validJSON(b json.RawMessage) json.RawMessage {
 	}
 	s, _ := json.Marshal(string(b))
 	return s
+}
+
+// newFolderPrefix starts the name of a run folder being created.
+const newFolderPrefix = ".new-"
+
+// createRunFolder makes <runs>/<id>/ holding its first checkpoint, goal.md,
+// an empty calls.jsonl and the session's lock, all at once: they are
+// written into a temporary folder that is then renamed, so that no run
+// folder ever exists without a checkpoint, whenever the process dies.
+func createRunFolder(runs, id string, st *state) (string, *fileLock, error) {
+	dir := filepath.Join(runs, id)
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return "", nil, invalidInput(fmt.Errorf("runs folder: %w", err))
+	}
+	tmp, err := os.MkdirTemp(runs, newFolderPrefix+id+"-")
+	if err != nil {
+		return "", nil, invalidInput(fmt.Errorf("runs folder %s: %w", runs, err))
+	}
+	l, err := acquireLock(filepath.Join(tmp, LockFile), "run "+id, id)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	fail := func(err error) (string, *fileLock, error) {
+		l.release()
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	b, err := encodeState(st)
+	if err != nil {
+		return fail(fmt.Errorf("encode checkpoint: %w", err))
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{GoalFile, []byte(st.Goal)}, {CallsFile, nil}, {StateFile, b}} {
+		if err := writeFileAtomic(filepath.Join(tmp, f.name), f.data); err != nil {
+			return fail(err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Rename replaces only an empty folder: a run of that id exists.
+		if errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
+			return fail(invalidInput(fmt.Errorf("run %s already exists in %s (resume it or choose another run id)", id, dir)))
+		}
+		return fail(fmt.Errorf("create run folder %s: %w", dir, err))
+	}
+	syncDir(runs)
+	return dir, l, nil
+}
+
+// sweepUnfinished removes the temporary folders of run folders whose
+// creation was interrupted (their creator died: nobody holds their lock).
+func sweepUnfinished(runs string) {
+	entries, err := os.ReadDir(runs)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), newFolderPrefix) {
+			continue
+		}
+		p := filepath.Join(runs, e.Name())
+		if !isLockBusy(filepath.Join(p, LockFile)) {
+			os.RemoveAll(p)
+		}
+	}
+}
+
+// sweepTemps removes the temporary files of atomic writes that a killed
+// session left in the run folder dir; the caller holds the run's lock, so
+// no writer of them is alive.
+func sweepTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp") {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // best effort: some file systems refuse to sync a directory
+		d.Close()
+	}
 }

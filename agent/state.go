@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,13 +59,17 @@ type Counters struct {
 // state is the checkpoint, state.json. Everything a resumed run needs is
 // here or in calls.jsonl.
 type state struct {
-	Version   int       `json:"version"`
-	RunID     string    `json:"run_id"`
-	Goal      string    `json:"goal"`
-	Workspace string    `json:"workspace"`
-	Started   time.Time `json:"started"`
-	Updated   time.Time `json:"updated"`
-	Phase     phase     `json:"phase"`
+	Version int    `json:"version"`
+	RunID   string `json:"run_id"`
+	// Goal is the goal. A run started by this version keeps it in goal.md
+	// (GoalSHA256 checks it), written once, rather than in every rewrite
+	// of the checkpoint; older checkpoints carry it here.
+	Goal       string    `json:"goal,omitempty"`
+	GoalSHA256 string    `json:"goal_sha256,omitempty"`
+	Workspace  string    `json:"workspace"`
+	Started    time.Time `json:"started"`
+	Updated    time.Time `json:"updated"`
+	Phase      phase     `json:"phase"`
 
 	// Baseline are the workspace's files before the run; never stray.
 	Baseline     []string          `json:"baseline,omitempty"`
@@ -139,18 +145,45 @@ type state struct {
 }
 
 // loadState reads the checkpoint and the history it covers, cutting off
-// history.jsonl after it: for Resume only.
-func loadState(dir string) (*state, error) {
-	st, err := readState(dir)
+// history.jsonl after it: for Resume only, under the run's lock. cut is
+// how many bytes of history.jsonl were cut (messages after the checkpoint,
+// or a torn line).
+func loadState(dir string) (st *state, cut int64, err error) {
+	st, err = readState(dir)
 	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
+		return nil, 0, fmt.Errorf("resume: %w", err)
 	}
-	hist, err := loadHistory(filepath.Join(dir, HistoryFile), st.HistoryLen)
+	hist, cut, err := loadHistory(filepath.Join(dir, HistoryFile), st.HistoryLen)
 	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
+		return nil, 0, fmt.Errorf("resume: %w", invalidInput(err))
 	}
 	st.History = hist
-	return st, nil
+	return st, cut, nil
+}
+
+// knownPhase reports whether this build knows how to continue from p.
+func knownPhase(p phase) bool {
+	switch p {
+	case phasePlan, phaseDesignTests, phaseBuild, phaseCheck, phaseRepair, phaseTestRepair, phaseDone:
+		return true
+	}
+	return false
+}
+
+// encodeState is the checkpoint as written: without the goal when goal.md
+// holds it.
+func encodeState(st *state) ([]byte, error) {
+	cp := *st
+	if cp.GoalSHA256 != "" {
+		cp.Goal = ""
+	}
+	return json.MarshalIndent(&cp, "", " ")
+}
+
+// goalSum is the hex SHA-256 of a goal, as GoalSHA256 holds it.
+func goalSum(goal string) string {
+	h := sha256.Sum256([]byte(goal))
+	return hex.EncodeToString(h[:])
 }
 
 // readState reads state.json and nothing else: it changes no file, so it
@@ -162,14 +195,28 @@ func readState(dir string) (*state, error) {
 		return nil, fmt.Errorf("%s: no %s: %w", dir, StateFile, ErrNoRun)
 	}
 	if err != nil {
-		return nil, err
+		return nil, invalidInput(err)
 	}
 	var st state
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, invalidInput(fmt.Errorf("%s: damaged checkpoint: %w", path, err))
 	}
 	if st.Version != stateVersion {
-		return nil, fmt.Errorf("%s: state version %d, this build reads %d", path, st.Version, stateVersion)
+		return nil, invalidInput(fmt.Errorf("%s: state version %d, this build reads %d", path, st.Version, stateVersion))
+	}
+	if !knownPhase(st.Phase) {
+		return nil, invalidInput(fmt.Errorf("%s: unknown phase %q (written by another version?)", path, st.Phase))
+	}
+	if st.GoalSHA256 != "" && st.Goal == "" {
+		gp := filepath.Join(dir, GoalFile)
+		g, err := os.ReadFile(gp)
+		if err != nil {
+			return nil, invalidInput(fmt.Errorf("%s: the goal of this run: %w", dir, err))
+		}
+		if goalSum(string(g)) != st.GoalSHA256 {
+			return nil, invalidInput(fmt.Errorf("%s: the goal does not match the checkpoint's goal_sha256 (edited after the run started?)", gp))
+		}
+		st.Goal = string(g)
 	}
 	if st.Usage == nil {
 		st.Usage = map[string]RoleUsage{}
@@ -180,32 +227,39 @@ func readState(dir string) (*state, error) {
 // loadHistory reads the first n messages of history.jsonl and cuts off
 // anything after them (messages appended after the last checkpoint, or a
 // torn line), so that appends continue from the checkpoint.
-func loadHistory(path string, n int) ([]llm.Message, error) {
+func loadHistory(path string, n int) ([]llm.Message, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) && n == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
 	r := bufio.NewReader(f)
 	msgs := make([]llm.Message, 0, n)
 	var off int64
 	for len(msgs) < n {
 		b, err := r.ReadBytes('\n')
 		if err != nil {
-			return nil, fmt.Errorf("%s: %d messages, the checkpoint needs %d", path, len(msgs), n)
+			return nil, 0, fmt.Errorf("%s: %d messages, the checkpoint needs %d", path, len(msgs), n)
 		}
 		var m llm.Message
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, len(msgs)+1, err)
+			return nil, 0, fmt.Errorf("%s:%d: %w", path, len(msgs)+1, err)
 		}
 		msgs = append(msgs, m)
 		off += int64(len(b))
 	}
-	if err := f.Truncate(off); err != nil {
-		return nil, err
+	if fi.Size() == off {
+		return msgs, 0, nil
 	}
-	return msgs, nil
+	if err := f.Truncate(off); err != nil {
+		return nil, 0, err
+	}
+	return msgs, fi.Size() - off, f.Sync()
 }

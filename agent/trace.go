@@ -17,9 +17,11 @@ import (
 // TraceEntry is one line of trace.jsonl (for inspection tools; read the
 // file with ReadTrace). Kind says which fields are set:
 // model_request, model_reply (Usage, estimated when UsageEstimated),
-// message, tool_call, tool_error, plan, suite,
-// critic_verdict, phase, summary, masked, repair_analysis, malformed_reply,
-// step_budget, stop.
+// model_retry (Attempt, Status, Wait), model_refused (a request over the
+// token budget or the context window, not sent), message, tool_call,
+// tool_error, plan, suite, critic_verdict, phase, summary, masked,
+// repair_analysis, malformed_reply, step_budget, healed (what was cut from
+// a run folder file when a session opened it), stop.
 type TraceEntry struct {
 	Time         time.Time    `json:"time"`
 	Kind         string       `json:"kind"`
@@ -36,26 +38,35 @@ type TraceEntry struct {
 	Usage        *llm.Usage   `json:"usage,omitempty"`
 	// UsageEstimated marks a reply whose endpoint reported no usage: Usage
 	// was counted by the run's tokenizer.
-	UsageEstimated bool              `json:"usage_estimated,omitempty"`
-	FinishReason   string            `json:"finish_reason,omitempty"`
-	Tool           string            `json:"tool,omitempty"`
-	CallID         string            `json:"call_id,omitempty"`
-	Key            string            `json:"key,omitempty"`
-	Args           json.RawMessage   `json:"args,omitempty"`
-	Result         *tools.Result     `json:"result,omitempty"`
-	Decision       string            `json:"decision,omitempty"`
-	Replayed       bool              `json:"replayed,omitempty"`
-	Plan           *planner.Plan     `json:"plan,omitempty"`
-	Suite          *critic.TestSuite `json:"suite,omitempty"`
-	SuiteVersion   int               `json:"suite_version,omitempty"`
-	Findings       *critic.Findings  `json:"findings,omitempty"`
-	Fingerprint    string            `json:"fingerprint,omitempty"`
-	TokensBefore   int               `json:"tokens_before,omitempty"`
-	TokensAfter    int               `json:"tokens_after,omitempty"`
-	Reason         StopReason        `json:"reason,omitempty"`
-	Detail         string            `json:"detail,omitempty"`
-	Error          string            `json:"error,omitempty"`
-	Duration       time.Duration     `json:"duration_ns,omitempty"`
+	UsageEstimated bool            `json:"usage_estimated,omitempty"`
+	FinishReason   string          `json:"finish_reason,omitempty"`
+	Tool           string          `json:"tool,omitempty"`
+	CallID         string          `json:"call_id,omitempty"`
+	Key            string          `json:"key,omitempty"`
+	Args           json.RawMessage `json:"args,omitempty"`
+	Result         *tools.Result   `json:"result,omitempty"`
+	Decision       string          `json:"decision,omitempty"`
+	Replayed       bool            `json:"replayed,omitempty"`
+	// Rerun marks a Critic call run again because the session that began
+	// it died before recording its end.
+	Rerun        bool              `json:"rerun,omitempty"`
+	Plan         *planner.Plan     `json:"plan,omitempty"`
+	Suite        *critic.TestSuite `json:"suite,omitempty"`
+	SuiteVersion int               `json:"suite_version,omitempty"`
+	Findings     *critic.Findings  `json:"findings,omitempty"`
+	Fingerprint  string            `json:"fingerprint,omitempty"`
+	TokensBefore int               `json:"tokens_before,omitempty"`
+	TokensAfter  int               `json:"tokens_after,omitempty"`
+	Reason       StopReason        `json:"reason,omitempty"`
+	Detail       string            `json:"detail,omitempty"`
+	Error        string            `json:"error,omitempty"`
+	Duration     time.Duration     `json:"duration_ns,omitempty"`
+	// Attempt, Status and Wait describe a model_retry: the attempt that
+	// failed (1-based), its HTTP status (0 without one: a timeout, a cut
+	// connection) and the wait before the next attempt.
+	Attempt int           `json:"attempt,omitempty"`
+	Status  int           `json:"status,omitempty"`
+	Wait    time.Duration `json:"wait_ns,omitempty"`
 }
 
 func (r *run) trace(e TraceEntry) {

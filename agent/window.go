@@ -12,6 +12,10 @@ import (
 // not set one.
 const DefaultContextLimit = 128_000
 
+// MinContextLimit is the smallest context window WithWindow accepts: the
+// prompts of the Planner and the Critic alone take about a thousand tokens.
+const MinContextLimit = 1024
+
 // windowConfig is the Worker window's configuration (WithWindow, or the
 // defaults) with the run's token counter.
 func (r *run) windowConfig() summarizer.Config {

@@ -231,8 +231,13 @@ func TestUnreportedUsageStillBudgets(t *testing.T) {
 	if rep.Reason != agent.StopBudgetTokens {
 		t.Fatalf("stopped with %s (%s), want budget_tokens", rep.Reason, rep.Detail)
 	}
-	if total := rep.Metrics.PromptTokens + rep.Metrics.CompletionTokens; total < budget {
-		t.Errorf("stopped at %d estimated tokens, under the budget %d", total, budget)
+	// Every request is held to the budget before it is sent: the run stops
+	// short of it, with the request it did not send named.
+	if total := rep.Metrics.PromptTokens + rep.Metrics.CompletionTokens; total > budget || total < budget/2 {
+		t.Errorf("stopped at %d estimated tokens, want at most the budget %d (and not far under)", total, budget)
+	}
+	if !strings.Contains(rep.Detail, "worker request of about") || !strings.Contains(rep.Detail, "not sent") {
+		t.Errorf("detail %q does not name the request that was not sent", rep.Detail)
 	}
 	for _, role := range []string{agent.RolePlanner, agent.RoleTestDesigner, agent.RoleWorker} {
 		u := rep.Metrics.Roles[role]

@@ -40,6 +40,9 @@ const (
 	DefaultBackoffBase   = 500 * time.Millisecond
 	DefaultBackoffMax    = 30 * time.Second
 	DefaultMaxRetryAfter = 2 * time.Minute
+	// MaxRetriesLimit bounds OpenAIConfig.MaxRetries: more retries of a
+	// dead endpoint only delay the error.
+	MaxRetriesLimit = 20
 )
 
 // Secret is a string that never shows itself when formatted, so a config
@@ -85,7 +88,8 @@ type OpenAIConfig struct {
 	Timeout time.Duration
 	// MaxRetries is how many times a failed attempt is retried (429, 5xx,
 	// timeouts, connection errors, cut streams); zero means
-	// DefaultMaxRetries, negative means none.
+	// DefaultMaxRetries, negative means none, more than MaxRetriesLimit
+	// is an error.
 	MaxRetries int
 	// BackoffBase and BackoffMax shape the exponential backoff with full
 	// jitter used when the endpoint gives no Retry-After; zero means the
@@ -103,7 +107,8 @@ type OpenAIConfig struct {
 	// Stream asks for server-sent events and assembles the deltas.
 	Stream bool
 	// OnRetry, when set, is told about every failed attempt that will be
-	// retried and how long the provider waits first (for traces).
+	// retried and how long the provider waits first (for traces). A call's
+	// context can carry its own observer too (WithRetryObserver).
 	OnRetry func(attempt int, wait time.Duration, err error)
 	// HTTPClient replaces http.DefaultClient.
 	HTTPClient *http.Client
@@ -155,6 +160,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRetries > MaxRetriesLimit {
+		return nil, fmt.Errorf("llm: openai: max_retries %d: at most %d (each retry waits up to %s)", cfg.MaxRetries, MaxRetriesLimit, DefaultBackoffMax)
 	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = DefaultMaxRetries
@@ -241,8 +249,12 @@ func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSch
 		}
 		return p.once(ctx, params)
 	}, func(attempt int, wait time.Duration, err error) {
+		werr := p.wrap(model, req.Agent, err)
 		if p.cfg.OnRetry != nil {
-			p.cfg.OnRetry(attempt, wait, p.wrap(model, req.Agent, err))
+			p.cfg.OnRetry(attempt, wait, werr)
+		}
+		if fn := retryObserver(ctx); fn != nil {
+			fn(Retry{Agent: req.Agent, Attempt: attempt, Status: statusOf(err), Wait: wait, Err: werr})
 		}
 	})
 	if err != nil {

@@ -170,3 +170,34 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Retry describes one failed attempt that the provider retries.
+type Retry struct {
+	// Agent is the role of the request (Request.Agent).
+	Agent string
+	// Attempt is the 1-based number of the attempt that failed.
+	Attempt int
+	// Status is the HTTP status of the failure, 0 when there was none (a
+	// timeout, a refused or cut connection, a cut stream).
+	Status int
+	// Wait is how long the provider waits before the next attempt.
+	Wait time.Duration
+	// Err is the failure, scrubbed of the API key.
+	Err error
+}
+
+type retryObserverKey struct{}
+
+// WithRetryObserver returns a copy of ctx whose model calls report each
+// retried attempt to fn, synchronously, before the wait. It lets a caller
+// that does not build the provider (the agent, for its trace and report)
+// see retries per call; models without retries ignore it.
+func WithRetryObserver(ctx context.Context, fn func(Retry)) context.Context {
+	return context.WithValue(ctx, retryObserverKey{}, fn)
+}
+
+// retryObserver is the function WithRetryObserver put in ctx, or nil.
+func retryObserver(ctx context.Context) func(Retry) {
+	fn, _ := ctx.Value(retryObserverKey{}).(func(Retry))
+	return fn
+}

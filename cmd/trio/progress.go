@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +87,8 @@ func (p *progress) event(ev agent.Event) {
 		} else {
 			p.printf("  [%s] reply in %s, +%d/%d tokens (run %s)\n", ev.Role, ms(ev.Duration), ev.Tokens.Prompt, ev.Tokens.Completion, p.tokens())
 		}
+	case agent.EventModelRetry:
+		p.printf("  [%s] retry: %s\n", ev.Role, clip(ev.Message, 200))
 	case agent.EventToolCall:
 		outcome := "ok"
 		if ev.OK != nil && !*ev.OK {
@@ -141,6 +145,9 @@ func (p *progress) report(r *agent.Report, runDir string) {
 	fmt.Fprintf(p.w, "  steps %d/%d, checks %d, repair rounds %d, first pass: %s\n", m.StepsDone, m.Steps, m.Checks, m.RepairRounds, yesNo(m.FirstPass))
 	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied, %d confirmed)\n",
 		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials, m.Confirmations)
+	if line := retriesLine(m.Roles); line != "" {
+		fmt.Fprintf(p.w, "  model retries: %s\n", line)
+	}
 	fmt.Fprintf(p.w, "  wall time %s (model %s, tools %s); sandbox %s\n", m.WallTime.Round(time.Millisecond),
 		m.ModelTime.Round(time.Millisecond), m.ToolTime.Round(time.Millisecond), r.Sandbox)
 	fmt.Fprintf(p.w, "  project:    %s\n", r.Workspace)
@@ -151,6 +158,18 @@ func (p *progress) report(r *agent.Report, runDir string) {
 	default:
 		fmt.Fprintf(p.w, "  details: trio inspect %s\n", abs(runDir))
 	}
+}
+
+// retriesLine is the retried model attempts per role ("planner 2, worker
+// 1"), or "" when there were none.
+func retriesLine(roles map[string]agent.RoleUsage) string {
+	var parts []string
+	for _, role := range slices.Sorted(maps.Keys(roles)) {
+		if n := roles[role].Retries; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", role, n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stopLine is "LABEL — explanation", with the stop reason in parentheses

@@ -127,3 +127,19 @@ func TestProgressJSONOnlyOnStdout(t *testing.T) {
 		t.Errorf("warning not on stderr: %q", errb.String())
 	}
 }
+
+// A retried model attempt is a progress line, and the final report counts
+// retries per role.
+func TestProgressShowsRetries(t *testing.T) {
+	t.Parallel()
+	var w bytes.Buffer
+	p := newProgress(&w, &bytes.Buffer{}, false, false)
+	p.event(agent.Event{Kind: agent.EventModelRetry, Role: agent.RolePlanner, Message: "attempt 1 failed (HTTP 429); retrying in 2s"})
+	p.report(&agent.Report{Status: "completed", Reason: agent.StopCompleted, Metrics: agent.Metrics{Roles: map[string]agent.RoleUsage{
+		agent.RolePlanner: {Calls: 1, Retries: 1}, agent.RoleWorker: {Calls: 3}, agent.RoleCritic: {Calls: 1, Retries: 2}}}}, t.TempDir())
+	for _, want := range []string{"[planner] retry: attempt 1 failed (HTTP 429); retrying in 2s", "model retries: critic 2, planner 1\n"} {
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, w.String())
+		}
+	}
+}

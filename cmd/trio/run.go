@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -113,11 +115,11 @@ n no, a always for this run); without a terminal on stdin, or with
 			if err := f.checkSandbox(); err != nil {
 				return err
 			}
-			goal, err := readGoal(f)
+			cfg, err := loadConfig(g.config)
 			if err != nil {
 				return err
 			}
-			cfg, err := loadConfig(g.config)
+			goal, err := readGoal(f, cfg.Budgets.MaxGoalBytes)
 			if err != nil {
 				return err
 			}
@@ -221,9 +223,28 @@ func newResumeCmd(g *globals, io stdio) *cobra.Command {
 		Use:   "resume RUN",
 		Short: "Continue an interrupted run from its checkpoint (RUN is a run id or a run folder)",
 		Long: `Resume continues a run from its checkpoint (state.json). A tool call that
-completed before the interruption is not run again. The model, policy and
-sandbox are those the run started with (recorded in the checkpoint's
-metadata); --sandbox overrides the sandbox.
+completed before the interruption is not run again, the Worker's and the
+Critic's alike: both are recorded in calls.jsonl (a "begin" before the call,
+an "end" with its result after), and a completed call's recorded result is
+reused. Only a call in flight when the run died runs again; audit.jsonl
+marks a Critic call run again "rerun" and one answered from the record
+"replayed". A resumed run that has no calls.jsonl but a checkpoint with
+calls pending stops with exit 3 rather than run them again silently.
+
+The model, policy and sandbox are those the run started with (recorded in
+the checkpoint's metadata); --sandbox overrides the sandbox.
+
+A session holds an exclusive lock on the run folder (run.lock) and on the
+workspace (.<name>.trio-lock next to it) until it ends: a second resume of
+the same run, or a run on a workspace in use, exits 3 at once naming the
+pid and host that hold it. The kernel releases the locks of a process that
+dies, even by kill -9, so a killed run can be resumed straight away (on NFS
+the locks are only as good as the server's lock manager).
+
+A record torn by a crash or a full disk at the end of calls.jsonl,
+trace.jsonl, audit.jsonl or history.jsonl is cut off before anything is
+appended, and the cut is noted in the trace; damage before the last record
+exits 3 naming the file and line.
 
 ` + exitCodesHelp,
 		Example: `  trio resume runs/20261130-172510-6eab9f
@@ -315,17 +336,30 @@ func scriptModel(rec runRecord) (*demo.Endpoint, error) {
 	return m, nil
 }
 
-func readGoal(f *runFlags) (string, error) {
+// readGoal is --goal or the --goal-file's text, at most limit bytes (0:
+// the agent's default) of UTF-8; a larger file is refused from its size,
+// without reading it.
+func readGoal(f *runFlags, limit int) (string, error) {
 	if f.goal != "" && f.goalFile != "" {
 		return "", configError(errors.New("give --goal TEXT or --goal-file FILE, not both"))
 	}
-	goal := f.goal
+	if limit <= 0 {
+		limit = agent.DefaultMaxGoalBytes
+	}
+	goal, what := f.goal, "--goal"
 	if f.goalFile != "" {
-		b, err := os.ReadFile(f.goalFile)
+		what = "--goal-file " + f.goalFile
+		b, err := readLimited(f.goalFile, limit)
 		if err != nil {
 			return "", configError(fmt.Errorf("--goal-file: %w", err))
 		}
 		goal = string(b)
+	}
+	if len(goal) > limit {
+		return "", configError(fmt.Errorf("%s: the goal is %d bytes, more than the limit of %d (budgets.max_goal_bytes in trio.yaml)", what, len(goal), limit))
+	}
+	if !utf8.ValidString(goal) || strings.ContainsRune(goal, 0) {
+		return "", configError(fmt.Errorf("%s: the goal is not UTF-8 text (a binary file?)", what))
 	}
 	if strings.TrimSpace(goal) == "" {
 		if f.goalFile != "" {
@@ -334,6 +368,31 @@ func readGoal(f *runFlags) (string, error) {
 		return "", configError(errors.New("no goal: give --goal TEXT or --goal-file FILE"))
 	}
 	return goal, nil
+}
+
+// readLimited reads path when it holds at most limit bytes; a larger file
+// is an error giving its size, and is not read.
+func readLimited(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > int64(limit) {
+		return nil, fmt.Errorf("%s is %d bytes, more than the goal limit of %d (budgets.max_goal_bytes in trio.yaml)", path, fi.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err == nil && len(b) > limit {
+		err = fmt.Errorf("%s grew past the goal limit of %d bytes while read", path, limit)
+	}
+	return b, err
 }
 
 // runGoal runs goal (or resumes the run in resumeDir) and turns the report
@@ -385,7 +444,8 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	case err == nil:
 	case errors.Is(err, containerd.ErrUnavailable):
 		return configError(err) // its message names --sandbox local already
-	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig):
+	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig),
+		errors.Is(err, agent.ErrInvalidInput), errors.Is(err, agent.ErrLocked):
 		return configError(err)
 	default:
 		return failure(err)

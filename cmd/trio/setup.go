@@ -164,7 +164,7 @@ func agentOptions(f *config.File, workerModel string) []agent.Option {
 	if b != (config.Budgets{}) {
 		opts = append(opts, agent.WithBudgets(agent.Budgets{
 			MaxSteps: b.MaxSteps, MaxTotalTurns: b.MaxTotalTurns, MaxRepairRounds: b.MaxRepairRounds,
-			MaxTokens: b.MaxTokens, MaxWallTime: b.MaxWallTime.Duration,
+			MaxTokens: b.MaxTokens, MaxWallTime: b.MaxWallTime.Duration, MaxGoalBytes: b.MaxGoalBytes,
 		}))
 	}
 	w := f.Window
@@ -194,12 +194,15 @@ func notRunFolder(dir string) error {
 }
 
 // inspectRun is agent.Inspect with the command's exit codes: a folder that
-// holds no run is a usage error (3), an unreadable checkpoint a failure (1).
+// holds no run or a damaged checkpoint is a usage error (3), a checkpoint
+// that cannot be read a failure (1).
 func inspectRun(dir string) (*agent.Report, error) {
 	st, err := agent.Inspect(dir)
 	switch {
 	case errors.Is(err, agent.ErrNoRun):
 		return nil, configError(notRunFolder(dir))
+	case errors.Is(err, agent.ErrInvalidInput):
+		return nil, configError(err) // a damaged checkpoint: the message names it
 	case err != nil:
 		return nil, failure(err)
 	}

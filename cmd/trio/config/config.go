@@ -95,7 +95,30 @@ type Budgets struct {
 	MaxRepairRounds int      `yaml:"max_repair_rounds"`
 	MaxTokens       int      `yaml:"max_tokens"`
 	MaxWallTime     Duration `yaml:"max_wall_time"`
+	// MaxGoalBytes is the largest goal accepted (a larger goal exits 3).
+	MaxGoalBytes int `yaml:"max_goal_bytes"`
 }
+
+// Ranges of the values a configuration may set (documented in
+// configs/trio.example.yaml and the README). Values outside them are
+// mistakes, not preferences: a retry count of a billion retries a dead
+// endpoint for hours; a context window of 10 tokens cannot hold a prompt.
+const (
+	MaxRetries      = 20
+	MinTimeout      = time.Second
+	MaxTimeout      = time.Hour
+	MaxWallTime     = 7 * 24 * time.Hour
+	MinContextLimit = 1024
+	MaxContextLimit = 10_000_000
+	MaxReplyTokens  = 1_000_000
+	MaxSteps        = 1000
+	MaxTotalTurns   = 100_000
+	MaxRepairRounds = 100
+	MaxBudgetTokens = 1_000_000_000
+	MaxGoalBytes    = 16 << 20
+	MaxSummaryEvery = 1000
+	MaxKeepRounds   = 100
+)
 
 // Window is the Worker's context window; zero keeps the library's default.
 type Window struct {
@@ -228,7 +251,8 @@ func (c *checker) fail(key, format string, args ...any) {
 	c.errs = append(c.errs, &Error{File: c.name, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (c *checker) duration(key string, d *Duration) {
+// duration parses a duration and checks it is within [lo, hi].
+func (c *checker) duration(key string, d *Duration, lo, hi time.Duration) {
 	if d.raw == "" {
 		return
 	}
@@ -237,12 +261,17 @@ func (c *checker) duration(key string, d *Duration) {
 		c.fail(key, "want a positive duration such as 90s or 5m, got %q", d.raw)
 		return
 	}
+	if v < lo || v > hi {
+		c.fail(key, "want a duration from %s to %s, got %s", lo, hi, d.raw)
+		return
+	}
 	d.Duration = v
 }
 
-func (c *checker) nonNegative(key string, v int) {
-	if v < 0 {
-		c.fail(key, "want a whole number ≥ 0, got %d", v)
+// between checks 0 ≤ v ≤ hi (0 keeps the default).
+func (c *checker) between(key string, v, hi int) {
+	if v < 0 || v > hi {
+		c.fail(key, "want a whole number from 0 to %d, got %d", hi, v)
 	}
 }
 
@@ -266,26 +295,29 @@ func (c *checker) check(f *File) {
 	if e.APIKeyEnv != "" && !envName(e.APIKeyEnv) {
 		c.fail("endpoint.api_key_env", "want the NAME of an environment variable (letters, digits, _), got %q; never put the key itself here", e.APIKeyEnv)
 	}
-	c.duration("endpoint.timeout", &e.Timeout)
+	c.duration("endpoint.timeout", &e.Timeout, MinTimeout, MaxTimeout)
 	if e.MaxRetries != nil {
-		c.nonNegative("endpoint.max_retries", *e.MaxRetries)
+		c.between("endpoint.max_retries", *e.MaxRetries, MaxRetries)
 	}
 	c.oneOf("endpoint.structured_outputs", e.StructuredOutputs, "auto", "on", "off")
 	if t := f.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
 		c.fail("temperature", "want a number from 0 to 2, got %v", *t)
 	}
-	c.nonNegative("max_tokens", f.MaxTokens)
+	c.between("max_tokens", f.MaxTokens, MaxReplyTokens)
 	b := &f.Budgets
-	c.nonNegative("budgets.max_steps", b.MaxSteps)
-	c.nonNegative("budgets.max_total_turns", b.MaxTotalTurns)
-	c.nonNegative("budgets.max_repair_rounds", b.MaxRepairRounds)
-	c.nonNegative("budgets.max_tokens", b.MaxTokens)
-	c.duration("budgets.max_wall_time", &b.MaxWallTime)
+	c.between("budgets.max_steps", b.MaxSteps, MaxSteps)
+	c.between("budgets.max_total_turns", b.MaxTotalTurns, MaxTotalTurns)
+	c.between("budgets.max_repair_rounds", b.MaxRepairRounds, MaxRepairRounds)
+	c.between("budgets.max_tokens", b.MaxTokens, MaxBudgetTokens)
+	c.duration("budgets.max_wall_time", &b.MaxWallTime, MinTimeout, MaxWallTime)
+	c.between("budgets.max_goal_bytes", b.MaxGoalBytes, MaxGoalBytes)
 	w := f.Window
-	c.nonNegative("window.context_limit", w.ContextLimit)
-	c.nonNegative("window.reply_reserve", w.ReplyReserve)
-	c.nonNegative("window.summary_every", w.SummaryEvery)
-	c.nonNegative("window.keep_rounds", w.KeepRounds)
+	if w.ContextLimit != 0 && (w.ContextLimit < MinContextLimit || w.ContextLimit > MaxContextLimit) {
+		c.fail("window.context_limit", "want a whole number from %d to %d (or 0 for the default), got %d", MinContextLimit, MaxContextLimit, w.ContextLimit)
+	}
+	c.between("window.reply_reserve", w.ReplyReserve, MaxReplyTokens)
+	c.between("window.summary_every", w.SummaryEvery, MaxSummaryEvery)
+	c.between("window.keep_rounds", w.KeepRounds, MaxKeepRounds)
 	if w.ContextLimit > 0 && w.ReplyReserve >= w.ContextLimit {
 		c.fail("window.reply_reserve", "%d leaves no room in context_limit %d", w.ReplyReserve, w.ContextLimit)
 	}
