@@ -27,7 +27,10 @@ const (
 	EventSummary       EventKind = "summary"
 	EventMasked        EventKind = "masked"
 	EventWarning       EventKind = "warning"
-	EventRunFinished   EventKind = "run_finished"
+	// EventSandbox is a slow step of the sandbox's, as it starts and ends
+	// (building the trusted warm build cache the first time).
+	EventSandbox     EventKind = "sandbox"
+	EventRunFinished EventKind = "run_finished"
 )
 
 // Tokens is token accounting: the call's own and the run's totals so far.

@@ -101,6 +101,7 @@ func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned
 		cfg := ch.cfg
 		cfg.Workspace, cfg.RunID, cfg.Limits = r.st.Workspace, r.st.RunID, limits
 		cfg.Rules = r.sandboxRules()
+		cfg.Progress = func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) }
 		c, err := containerd.New(ctx, cfg)
 		if errors.Is(err, containerd.ErrUnavailable) {
 			return nil, nil, fmt.Errorf("agent: %w", err) // it names containerd already

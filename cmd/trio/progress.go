@@ -73,6 +73,9 @@ func (p *progress) event(ev agent.Event) {
 			fmt.Fprintf(p.w, "trio: warning: %s\n", ev.Message) // sandbox warnings always show
 		}
 		p.printf("trio: warning: %s\n", ev.Message)
+	case agent.EventSandbox:
+		// A newcomer must see why the first run is slow, even with --quiet.
+		fmt.Fprintf(p.w, "trio: sandbox: %s\n", ev.Message)
 	case agent.EventPlanReady:
 		p.printf("[planner] plan ready: %s\n", ev.Message)
 	case agent.EventTestsDesigned:

@@ -143,3 +143,14 @@ func TestProgressShowsRetries(t *testing.T) {
 		}
 	}
 }
+
+// What makes a first run slow shows even with --quiet.
+func TestProgressShowsSandboxStepsWhenQuiet(t *testing.T) {
+	t.Parallel()
+	var w bytes.Buffer
+	p := newProgress(&w, &bytes.Buffer{}, true, false)
+	p.event(agent.Event{Kind: agent.EventSandbox, Message: "building the trusted Go build cache"})
+	if !strings.Contains(w.String(), "trio: sandbox: building the trusted Go build cache") {
+		t.Errorf("quiet progress hides the sandbox step:\n%s", w.String())
+	}
+}
