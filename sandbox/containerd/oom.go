@@ -9,8 +9,14 @@ import (
 )
 
 // oomKills is the container's count of OOM kills (cgroup v1 oom_control or
-// v2 memory.events), or 0 when unknown.
+// v2 memory.events), or 0 when unknown: from the cgroup's file when this
+// process can read it, else through containerd's metrics.
 func (s *Sandbox) oomKills(ctx context.Context) uint64 {
+	if s.cg != nil {
+		if n, ok := s.cg.oomKills(); ok {
+			return n
+		}
+	}
 	m, err := s.task.Metrics(ctx)
 	if err != nil || m == nil || m.Data == nil {
 		return 0

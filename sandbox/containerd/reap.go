@@ -18,6 +18,7 @@ import (
 type cgroup struct {
 	procs  string // file listing every process of the container
 	freeze string // freezer.state (v1) or cgroup.freeze (v2); "" if none
+	oom    string // memory.oom_control (v1) or memory.events (v2); "" if unknown
 	v2     bool
 }
 
@@ -27,7 +28,7 @@ func cgroupOf(pid int) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v1Freezer, v1Pids, v2 string
+	var v1Freezer, v1Pids, v1Memory, v2 string
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
@@ -40,21 +41,28 @@ func cgroupOf(pid int) (*cgroup, error) {
 			v1Freezer = parts[2]
 		case hasController(parts[1], "pids"):
 			v1Pids = parts[2]
+		case hasController(parts[1], "memory"):
+			v1Memory = parts[2]
 		}
 	}
 	const base = "/sys/fs/cgroup"
-	if v1Freezer != "" && v1Freezer != "/" {
+	var cg *cgroup
+	switch {
+	case v1Freezer != "" && v1Freezer != "/":
 		dir := filepath.Join(base, "freezer", v1Freezer)
-		return &cgroup{procs: filepath.Join(dir, "cgroup.procs"), freeze: filepath.Join(dir, "freezer.state")}, nil
-	}
-	if v1Pids != "" && v1Pids != "/" {
-		return &cgroup{procs: filepath.Join(base, "pids", v1Pids, "cgroup.procs")}, nil
-	}
-	if v2 != "" && v2 != "/" {
+		cg = &cgroup{procs: filepath.Join(dir, "cgroup.procs"), freeze: filepath.Join(dir, "freezer.state")}
+	case v1Pids != "" && v1Pids != "/":
+		cg = &cgroup{procs: filepath.Join(base, "pids", v1Pids, "cgroup.procs")}
+	case v2 != "" && v2 != "/":
 		dir := filepath.Join(base, v2)
-		cg := &cgroup{procs: filepath.Join(dir, "cgroup.procs"), v2: true}
+		cg = &cgroup{procs: filepath.Join(dir, "cgroup.procs"), oom: filepath.Join(dir, "memory.events"), v2: true}
 		if _, err := os.Stat(filepath.Join(dir, "cgroup.freeze")); err == nil {
 			cg.freeze = filepath.Join(dir, "cgroup.freeze")
+		}
+	}
+	if cg != nil {
+		if v1Memory != "" && v1Memory != "/" {
+			cg.oom = filepath.Join(base, "memory", v1Memory, "memory.oom_control")
 		}
 		return cg, nil
 	}
@@ -68,6 +76,25 @@ func hasController(list, name string) bool {
 		}
 	}
 	return false
+}
+
+// oomKills is the cgroup's count of OOM kills ("oom_kill N" in both v1's
+// memory.oom_control and v2's memory.events), read straight from the file.
+func (cg *cgroup) oomKills() (uint64, bool) {
+	if cg.oom == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(cg.oom)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // pids lists the container's processes.
