@@ -63,7 +63,7 @@ func (c *Critic) DesignTests(ctx context.Context, goal string, plan planner.Plan
 // suspect tests (with the failures they caused), never the implementation.
 func (c *Critic) RepairTests(ctx context.Context, goal string, plan planner.Plan, f Findings) (TestSuite, error) {
 	dir := plan.TestsFolder()
-	current, err := c.readSuite(dir)
+	current, err := c.currentSuite(dir)
 	if err != nil {
 		return TestSuite{}, err
 	}
@@ -225,6 +225,15 @@ func (c *Critic) writeSuite(dir string, files []suiteFile, notes string, tests [
 	s.Files = slices.Clone(names)
 	s.Tests = slices.Clone(tests)
 	return s, nil
+}
+
+// currentSuite is the canonical suite when there is one (the workspace's
+// copy may have been changed by the project's code), else what dir holds.
+func (c *Critic) currentSuite(dir string) ([]suiteFile, error) {
+	if files := c.SuiteFiles(); len(files) > 0 {
+		return files, nil
+	}
+	return c.readSuite(dir)
 }
 
 // readSuite returns the regular files under dir, sorted; none if dir does

@@ -248,7 +248,7 @@ func (c *Critic) judgeMessage(plan planner.Plan, runs []checkRun) string {
 
 // testSource renders the acceptance test files, bounded.
 func (c *Critic) testSource(plan planner.Plan) string {
-	files, err := c.readSuite(plan.TestsFolder())
+	files, err := c.currentSuite(plan.TestsFolder())
 	if err != nil || len(files) == 0 {
 		return ""
 	}
