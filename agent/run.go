@@ -196,6 +196,9 @@ func (r *run) open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := r.restoreOnResume(); err != nil {
+		return err
+	}
 	return r.checkpoint()
 }
 
@@ -267,7 +270,9 @@ func (r *run) planReady() error {
 	if err != nil {
 		return fmt.Errorf("agent: critic tools: %w", err)
 	}
-	r.critic = r.newCritic(cv)
+	if r.critic, err = r.newCritic(cv); err != nil {
+		return err
+	}
 	r.win, err = r.newWindow()
 	return err
 }
