@@ -11,8 +11,9 @@ import (
 )
 
 // newCritic builds the Critic with the base policy's gate (it writes the
-// acceptance tests, which the Worker may only read).
-func (r *run) newCritic(view tools.View) *critic.Critic {
+// acceptance tests, which the Worker may only read) and, on resume, the
+// canonical suite from the run folder.
+func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 	var opts []critic.Option
 	for _, role := range []string{RoleCritic, RoleTestDesigner} {
 		if p, ok := r.cfg.prompts[role]; ok {
@@ -26,10 +27,11 @@ func (r *run) newCritic(view tools.View) *critic.Critic {
 	if rel, err := filepath.Rel(r.st.Workspace, absPath(filepath.Dir(r.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 		opts = append(opts, critic.WithAllowed(filepath.ToSlash(rel)+"/**"))
 	}
-	if r.st.Suite != nil {
-		opts = append(opts, critic.WithSuite(*r.st.Suite))
+	suite, err := r.suiteOptions()
+	if err != nil {
+		return nil, err
 	}
-	return critic.New(r.model, r.criticGate, view, r.ws, opts...)
+	return critic.New(r.model, r.criticGate, view, r.ws, append(opts, suite...)...), nil
 }
 
 func absPath(p string) string {
@@ -61,7 +63,12 @@ func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
 		}
 		return stopf(StopModelError, "test design: %v", err)
 	}
+	// The copy in the run folder exists before the checkpoint names it.
+	if err := r.saveSuite(suite, r.critic.SuiteFiles()); err != nil {
+		return err
+	}
 	r.st.Suite = &suite
+	r.st.SuiteChanges = nil
 	r.st.SuiteVersion = suite.Version
 	if suspect != nil {
 		r.st.TestRepairs++
@@ -93,6 +100,7 @@ func (r *run) check(ctx context.Context) error {
 	}
 	st.Checks++
 	st.Findings = &f
+	st.SuiteChanges = nil // reported by this check
 	if st.FirstPass == nil {
 		pass := f.Passed()
 		st.FirstPass = &pass

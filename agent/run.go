@@ -206,6 +206,9 @@ func (r *run) open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := r.restoreOnResume(); err != nil {
+		return err
+	}
 	return r.checkpoint()
 }
 
@@ -321,7 +324,9 @@ func (r *run) planReady() error {
 	if cv, err = r.criticView(cv); err != nil {
 		return err
 	}
-	r.critic = r.newCritic(cv)
+	if r.critic, err = r.newCritic(cv); err != nil {
+		return err
+	}
 	r.win, err = r.newWindow()
 	return err
 }

@@ -76,6 +76,9 @@ type state struct {
 	Plan         *planner.Plan     `json:"plan,omitempty"`
 	Suite        *critic.TestSuite `json:"suite,omitempty"`
 	SuiteVersion int               `json:"suite_version"`
+	// SuiteChanges are changes to the acceptance tests found on resume
+	// that no check has reported yet (see restoreOnResume).
+	SuiteChanges []critic.SuiteChange `json:"suite_changes,omitempty"`
 
 	// Step is the 0-based index of the plan step being built.
 	Step int `json:"step"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -35,6 +36,12 @@ type checkRun struct {
 // failure, cancelled context, unreadable workspace); a failing check is
 // never an error.
 func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error) {
+	// The tests run as the Critic wrote them: whatever changed them since
+	// the last check (or before a resume) is undone first and reported.
+	if _, err := c.RestoreSuite(); err != nil {
+		return Findings{}, err
+	}
+	changes := c.takePending()
 	// Stray files are judged on the workspace as the Worker left it: the
 	// caches the Critic's own commands create are removed afterwards.
 	rules := newStrayRules(plan.Files(), plan.TestsFolder(), c.baseline, c.allowed)
@@ -43,7 +50,7 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 		return Findings{}, err
 	}
 	defer c.cleanByProducts(rules, before, plan.TestsFolder())
-	runs := make([]checkRun, 0, 4)
+	runs := make([]checkRun, 1, 5)
 	tests, err := c.checkTests(ctx, plan)
 	if err != nil {
 		return Findings{}, err
@@ -54,6 +61,19 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 		return Findings{}, err
 	}
 	runs = append(runs, cli, stray)
+	// The project's code ran in those commands and may have changed the
+	// tests while they ran (a module that rewrites the next test file
+	// before it is imported): that round's result cannot be trusted.
+	during, err := c.RestoreSuite()
+	if err != nil {
+		return Findings{}, err
+	}
+	c.takePending()
+	for _, ch := range during.Changes {
+		ch.During = true
+		changes = append(changes, ch)
+	}
+	runs[0] = c.checkSuite(changes)
 
 	f := Findings{Checks: make([]CheckResult, len(runs))}
 	failed := false
@@ -84,8 +104,16 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 		return run, nil
 	}
 	rep := parseReport(res)
-	run.result.OK = res.OK && res.ExitCode == 0 && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0
+	designed := c.Suite().Tests
+	missing := c.notPassed(designed, rep.PassedTests)
+	run.result.OK = res.OK && res.ExitCode == 0 && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0 && len(missing) == 0
 	head := rep.Summary() + "; " + exitLine(res)
+	switch {
+	case len(designed) > 0:
+		head += fmt.Sprintf("; %d of %d acceptance tests passed by name", len(designed)-len(missing), len(designed))
+	case len(c.SuiteFiles()) > 0:
+		head += "; acceptance tests not checked by name: the suite's files define none this Critic can read"
+	}
 	fails := slices.Clone(rep.Failures)
 	resolve := c.resolver(plan)
 	for i := range fails {
@@ -105,9 +133,27 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 			lines = append(lines, l)
 		}
 	}
+	// A designed test that failed is listed with its failure; one that is
+	// simply not among the passed names is listed here.
+	failedNames := make([]string, len(fails))
+	for i, x := range fails {
+		failedNames[i] = x.Name
+	}
+	unreported := c.notPassed(missing, failedNames)
+	why := notPassedWhy(rep)
+	for _, id := range unreported {
+		lines = append(lines, id+": "+why)
+	}
 	run.result.Detail = listDetail(head, lines)
 	if run.result.OK {
 		return run, nil
+	}
+	for _, id := range unreported {
+		file, _, _ := strings.Cut(id, "::")
+		run.failures = append(run.failures, Failure{
+			TestID: id, Location: file, Expected: "the acceptance test runs and is reported passed by name",
+			Actual: why, Kind: KindNotRun,
+		})
 	}
 	timedOut := strings.Contains(res.Output, "timed out")
 	oom := strings.Contains(res.Output, "out of memory")
@@ -126,6 +172,9 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 	}
 	if len(run.failures) == 0 {
 		k, actual := KindAssertion, "no test passed"
+		if rep.Passed > 0 {
+			actual = "the tests passed but the command failed"
+		}
 		switch {
 		case timedOut:
 			k, actual = KindTimeout, firstLine(res.Output)
@@ -137,6 +186,99 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 		run.failures = []Failure{{TestID: "test_command", Expected: "at least one test runs and every test passes", Actual: actual, Kind: k}}
 	}
 	return run, nil
+}
+
+// notPassed returns the designed test ids that names (as a runner
+// reports them) do not include.
+func (c *Critic) notPassed(designed, names []string) []string {
+	if len(designed) == 0 {
+		return nil
+	}
+	m := &nameMatcher{passed: names, exists: c.exists, goPackage: c.goPackage}
+	var out []string
+	for _, id := range designed {
+		if !m.passedByName(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// notPassedWhy says why a designed test may be missing from a report.
+func notPassedWhy(rep testreport.Report) string {
+	switch {
+	case rep.Passed > 0 && len(rep.PassedTests) == 0:
+		return fmt.Sprintf("not reported as passed: the runner counted %d passed tests but named none "+
+			"(run without the options that name them, or not the real runner: a module of the project may shadow it)", rep.Passed)
+	case rep.Skipped > 0:
+		return fmt.Sprintf("not reported as passed: %d tests were skipped", rep.Skipped)
+	}
+	return "not reported as passed: the test command did not run it " +
+		"(a test binary that exited early, a folder left out, a runner the project's code replaced)"
+}
+
+// exists reports whether a workspace-relative path exists.
+func (c *Critic) exists(p string) bool {
+	_, err := c.ws.Root.Lstat(p)
+	return err == nil
+}
+
+// goPackage is the import path of a workspace folder: the module path of
+// the nearest go.mod at or above it (the suite's own first), "" if none.
+func (c *Critic) goPackage(dir string) string {
+	files := c.SuiteFiles()
+	for d := dir; ; d = path.Dir(d) {
+		mod := path.Join(d, "go.mod")
+		var data []byte
+		if i := slices.IndexFunc(files, func(f SuiteFile) bool { return f.Path == mod }); i >= 0 {
+			data = []byte(files[i].Content)
+		} else if b, err := c.ws.Root.ReadFile(mod); err == nil {
+			data = b
+		}
+		if mp := goModulePath(data); mp != "" {
+			rel := strings.TrimPrefix(strings.TrimPrefix(dir, d), "/")
+			if d == "." {
+				rel = dir
+			}
+			if rel == "" || rel == "." {
+				return mp
+			}
+			return mp + "/" + rel
+		}
+		if d == "." || d == "/" || d == "" {
+			return ""
+		}
+	}
+}
+
+// checkSuite reports the changes RestoreSuite undid as tampering: the
+// round fails whatever the restored tests do, so that code which rewrites
+// its tests never passes.
+func (c *Critic) checkSuite(changes []SuiteChange) checkRun {
+	run := checkRun{result: CheckResult{Name: CheckSuite}}
+	s := c.Suite()
+	switch {
+	case len(c.SuiteFiles()) == 0:
+		run.result.OK = true
+		run.result.Detail = "skipped: no acceptance suite to compare the tests folder with"
+	case len(changes) == 0:
+		run.result.OK = true
+		run.result.Detail = fmt.Sprintf("the tests folder %s/ holds suite version %d unchanged (%d files)", s.Dir, s.Version, len(s.Files))
+	default:
+		lines := make([]string, len(changes))
+		for i, ch := range changes {
+			lines[i] = ch.String()
+			run.failures = append(run.failures, Failure{
+				TestID: "tampering:" + ch.Path, Location: ch.Path,
+				Expected: "the acceptance tests stay as the Critic wrote them: the project's code must not change " + s.Dir + "/",
+				Actual:   ch.String() + "; restored from the run folder's copy", Kind: KindTampering,
+			})
+		}
+		run.result.Detail = listDetail(fmt.Sprintf("tampering: %d changes to the acceptance tests in %s/ (suite version %d), each restored; "+
+			"a round whose tests were changed fails whatever they report", len(changes), s.Dir, s.Version), lines)
+	}
+	run.raw = run.result.Detail
+	return run
 }
 
 // resolver returns a function that turns a file name as a test runner

@@ -87,6 +87,24 @@ func WithSuite(s TestSuite) Option {
 	return func(c *Critic) { c.suite = s }
 }
 
+// WithSuiteFiles restores the canonical files of the suite given with
+// WithSuite, as SuiteFiles returned them (check them with TestSuite.Verify
+// first), so that RestoreSuite and Check hold the workspace to them after a
+// resume.
+func WithSuiteFiles(files ...SuiteFile) Option {
+	return func(c *Critic) {
+		c.files = slices.Clone(files)
+		slices.SortFunc(c.files, func(a, b SuiteFile) int { return strings.Compare(a.Path, b.Path) })
+	}
+}
+
+// WithPending restores suite changes that RestoreSuite found and no Check
+// has reported yet (PendingChanges, kept across a crash): the next Check
+// reports them as tampering.
+func WithPending(changes ...SuiteChange) Option {
+	return func(c *Critic) { c.pending = append(c.pending, changes...) }
+}
+
 // Critic designs acceptance tests and checks the Worker's result.
 type Critic struct {
 	model          llm.Model
@@ -105,7 +123,12 @@ type Critic struct {
 
 	mu    sync.Mutex
 	suite TestSuite
-	calls int // tool calls made, for call ids
+	// files are the canonical suite's contents, sorted by path: the truth
+	// RestoreSuite holds the tests folder to.
+	files []SuiteFile
+	// pending are suite changes found since the last Check.
+	pending []SuiteChange
+	calls   int // tool calls made, for call ids
 }
 
 // New returns a Critic. gate and view run the checks' commands: view must
@@ -136,6 +159,7 @@ func (c *Critic) Suite() TestSuite {
 	defer c.mu.Unlock()
 	s := c.suite
 	s.Files = slices.Clone(s.Files)
+	s.Tests = slices.Clone(s.Tests)
 	return s
 }
 

@@ -55,7 +55,7 @@ mode: unattended
 paths:
   deny: [".git/**"]
 commands:
-  allow: ["go *", "python3 -m unittest *"]
+  allow: ["go *", "python3 -m unittest *", "python3 -m pytest *"]
 `
 
 // newCritic builds a Critic over a real workspace in a temp dir holding
@@ -176,8 +176,8 @@ func TestCheckPassNeedsNoModel(t *testing.T) {
 	if f.Verdict != VerdictPass || f.ModelUsed || len(m.reqs) != 0 {
 		t.Fatalf("verdict %s, model used %v, %d model calls; checks %+v", f.Verdict, f.ModelUsed, len(m.reqs), f.Checks)
 	}
-	if len(f.Checks) != 4 {
-		t.Errorf("checks = %+v, want 4", f.Checks)
+	if len(f.Checks) != 5 || f.Checks[0].Name != CheckSuite {
+		t.Errorf("checks = %+v, want 5, the suite's first", f.Checks)
 	}
 	for _, ch := range f.Checks {
 		if !ch.OK {

@@ -2,8 +2,6 @@ package critic
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
+	"github.com/trioagent/trio/tools/testreport"
 )
 
 // maxSuiteBytes bounds one suite: large inputs belong in code that builds
@@ -35,6 +34,10 @@ type TestSuite struct {
 	Hash string `json:"hash"`
 	// Notes are the test designer's remarks (what each file covers).
 	Notes string `json:"notes,omitempty"`
+	// Tests are the acceptance tests the files define, derived from them
+	// (see DesignedTests): "<file>::<name>" or "<file>::<Class>::<name>".
+	// A check passes only when each is reported passed by name.
+	Tests []string `json:"tests,omitempty"`
 }
 
 type suiteReply struct {
@@ -42,10 +45,9 @@ type suiteReply struct {
 	Notes string      `json:"notes" jsonschema_description:"What the tests cover: basic, edge and large-input cases."`
 }
 
-type suiteFile struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
+// suiteFile is a file of the test designer's reply (the schema's own
+// type, so that the reply's schema stays as it is).
+type suiteFile = SuiteFile
 
 // DesignTests has the test designer write acceptance tests from the goal and
 // the plan only — it never sees the implementation — and writes them into
@@ -61,7 +63,7 @@ func (c *Critic) DesignTests(ctx context.Context, goal string, plan planner.Plan
 // suspect tests (with the failures they caused), never the implementation.
 func (c *Critic) RepairTests(ctx context.Context, goal string, plan planner.Plan, f Findings) (TestSuite, error) {
 	dir := plan.TestsFolder()
-	current, err := c.readSuite(dir)
+	current, err := c.currentSuite(dir)
 	if err != nil {
 		return TestSuite{}, err
 	}
@@ -121,8 +123,12 @@ func (c *Critic) design(ctx context.Context, goal string, plan planner.Plan, ext
 			r, err = llm.DecodeOutput[suiteReply](content)
 			if err == nil {
 				files, probs := r.validate(dir)
+				tests, langs := DesignedTests(files, testreport.FrameworkOf(commandArgv(plan.TestCommand)))
+				if len(probs) == 0 && len(tests) == 0 && len(langs) > 0 {
+					probs = append(probs, "files: no test the runner would collect in "+strings.Join(langs, ", ")+": "+collectRules)
+				}
 				if len(probs) == 0 {
-					return c.writeSuite(dir, files, strings.TrimSpace(r.Notes))
+					return c.writeSuite(dir, files, strings.TrimSpace(r.Notes), tests)
 				}
 				err = fmt.Errorf("%s", strings.Join(probs, "\n"))
 			}
@@ -175,9 +181,9 @@ func (r suiteReply) validate(dir string) ([]suiteFile, []string) {
 	return out, probs
 }
 
-// writeSuite replaces the tests folder's files with files and versions the
-// result.
-func (c *Critic) writeSuite(dir string, files []suiteFile, notes string) (TestSuite, error) {
+// writeSuite replaces the tests folder's files with files, keeps them as
+// the canonical suite and versions the result.
+func (c *Critic) writeSuite(dir string, files []suiteFile, notes string, tests []string) (TestSuite, error) {
 	old, err := c.readSuite(dir)
 	if err != nil {
 		return TestSuite{}, err
@@ -201,23 +207,33 @@ func (c *Critic) writeSuite(dir string, files []suiteFile, notes string) (TestSu
 			return TestSuite{}, fmt.Errorf("critic: write test %s: %w", f.Path, err)
 		}
 	}
-	h := sha256.New()
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.Path
-		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", f.Path, len(f.Content), f.Content)
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
+	sum := suiteHash(files)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := TestSuite{Version: c.suite.Version, Dir: dir, Files: names, Hash: sum, Notes: notes}
+	s := TestSuite{Version: c.suite.Version, Dir: dir, Files: names, Hash: sum, Notes: notes, Tests: tests}
 	if sum != c.suite.Hash || s.Version == 0 {
 		s.Version++
 	}
 	c.suite = s
+	c.files = slices.Clone(files)
+	c.pending = nil // the Critic itself just rewrote the folder
 	s.Files = slices.Clone(names)
+	s.Tests = slices.Clone(tests)
 	return s, nil
+}
+
+// currentSuite is the canonical suite when there is one (the workspace's
+// copy may have been changed by the project's code), else what dir holds.
+func (c *Critic) currentSuite(dir string) ([]suiteFile, error) {
+	if files := c.SuiteFiles(); len(files) > 0 {
+		return files, nil
+	}
+	return c.readSuite(dir)
 }
 
 // readSuite returns the regular files under dir, sorted; none if dir does

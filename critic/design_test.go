@@ -28,6 +28,11 @@ func designCritic(t *testing.T, m llm.Model, opts ...Option) (*Critic, string) {
 	return New(m, nil, tools.View{}, ws, opts...), dir
 }
 
+// goTest is a Go test file of package pkg with one empty test.
+func goTest(pkg, name string) string {
+	return "package " + pkg + "\n\nimport \"testing\"\n\nfunc " + name + "(t *testing.T) {}\n"
+}
+
 func suiteJSON(t *testing.T, files map[string]string) string {
 	t.Helper()
 	var r suiteReply
@@ -45,7 +50,7 @@ func suiteJSON(t *testing.T, files map[string]string) string {
 
 func TestDesignTestsConfinement(t *testing.T) {
 	t.Parallel()
-	good := map[string]string{"acceptance/greet_test.go": "package acceptance\n", "acceptance/data/big_test.go": "package data\n"}
+	good := map[string]string{"acceptance/greet_test.go": goTest("acceptance", "TestGreet"), "acceptance/data/big_test.go": goTest("data", "TestBig")}
 	tests := []struct {
 		name     string
 		replies  []map[string]string
@@ -99,11 +104,12 @@ func TestDesignTestsConfinement(t *testing.T) {
 				t.Fatal(err)
 			}
 			if s.Version != 1 || s.Dir != "acceptance" || len(s.Hash) != 64 ||
-				!slices.Equal(s.Files, []string{"acceptance/data/big_test.go", "acceptance/greet_test.go"}) {
+				!slices.Equal(s.Files, []string{"acceptance/data/big_test.go", "acceptance/greet_test.go"}) ||
+				!slices.Equal(s.Tests, []string{"acceptance/data/big_test.go::TestBig", "acceptance/greet_test.go::TestGreet"}) {
 				t.Errorf("suite = %+v", s)
 			}
 			data, err := os.ReadFile(filepath.Join(dir, "acceptance", "greet_test.go"))
-			if err != nil || string(data) != "package acceptance\n" {
+			if err != nil || string(data) != good["acceptance/greet_test.go"] {
 				t.Errorf("written test = %q, %v", data, err)
 			}
 			prompt := m.reqs[0].Messages[1].Content
@@ -118,8 +124,8 @@ func TestDesignTestsConfinement(t *testing.T) {
 
 func TestDesignTestsVersions(t *testing.T) {
 	t.Parallel()
-	v1 := map[string]string{"acceptance/a_test.go": "package a\n", "acceptance/old_test.go": "package a // old\n"}
-	v2 := map[string]string{"acceptance/a_test.go": "package a // changed\n"}
+	v1 := map[string]string{"acceptance/a_test.go": goTest("a", "TestA"), "acceptance/old_test.go": goTest("a // old", "TestOld")}
+	v2 := map[string]string{"acceptance/a_test.go": goTest("a // changed", "TestA")}
 	m := &fakeModel{replies: map[string][]string{AgentTestDesigner: {
 		suiteJSON(t, v1), suiteJSON(t, v1), suiteJSON(t, v2), suiteJSON(t, v2),
 	}}}
@@ -172,7 +178,7 @@ func TestDesignTestsVersions(t *testing.T) {
 func TestDesignTestsRefusesEscapingSymlink(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
-	m := &fakeModel{replies: map[string][]string{AgentTestDesigner: {suiteJSON(t, map[string]string{"acceptance/x_test.go": "x"})}}}
+	m := &fakeModel{replies: map[string][]string{AgentTestDesigner: {suiteJSON(t, map[string]string{"acceptance/x_test.go": goTest("x", "TestX")})}}}
 	c, dir := designCritic(t, m)
 	if err := os.Symlink(outside, filepath.Join(dir, "acceptance")); err != nil {
 		t.Fatal(err)

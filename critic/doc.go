@@ -11,17 +11,43 @@
 // model once. The Critic writes the files through its own Workspace.Root,
 // not through the Worker's gate, and removes older files of that folder.
 // The resulting TestSuite carries a version that increases whenever the
-// content changes, so a change of tests shows in the trace. RepairTests
-// rewrites the suite after a suspect_test verdict.
+// content changes, so a change of tests shows in the trace, and the tests
+// the files define (DesignedTests: Go Test and Fuzz functions, Python
+// TestCase methods and, under pytest, test functions), derived from the
+// files rather than declared by the model. A reply whose Go or Python files
+// define no test goes back to the model. RepairTests rewrites the suite
+// after a suspect_test verdict.
+//
+// # The canonical suite
+//
+// The Critic keeps the files it wrote (SuiteFiles; the agent stores them in
+// the run folder and hands them back with WithSuiteFiles on resume).
+// RestoreSuite compares every file of the tests folder with them by SHA-256,
+// without following links, and restores them: changed, deleted or replaced
+// files are written again, files and folders the suite lacks are removed
+// (caches such as __pycache__ silently). What differed is tampering, which
+// the next Check reports. This holds whatever the sandbox: with the local
+// kind nothing else stops code the tests run from rewriting them.
 //
 // # Checks
 //
 // Check runs, in order:
 //
+//  0. "acceptance_suite": RestoreSuite before the other checks and again
+//     after them (the project's code runs in the test command and may
+//     change the tests while they run). It fails when either found a change,
+//     or one was found on resume, with one "tampering" failure per path,
+//     even when the restored tests pass: code that rewrites its tests never
+//     passes.
 //  1. "tests": the plan's test command through the gate's run_tests tool; it
-//     passes when the command ran, exited 0, and the parsed report has no
-//     failures or errors and at least one passed test (when the framework
-//     was recognised).
+//     passes when the command ran, exited 0, the parsed report has no
+//     failures or errors and at least one passed test, and every designed
+//     test is among the report's PassedTests (matched across the runners'
+//     forms: "pkg.TestX", "path::Class::test", "module.Class.test"). A
+//     designed test that is not is a "not_run" failure naming it: fewer
+//     tests than designed, a skipped test or a runner the project's code
+//     shadowed or cut short (a workspace unittest/ package, os.Exit(0) in
+//     an init) never passes on counts alone.
 //  2. "files": every file the plan names exists, is a regular file and is
 //     not empty.
 //  3. "cli": when the plan declares a CLI, `CLI... --help` through the
@@ -56,5 +82,5 @@
 //
 // This package must not call the Planner or the Worker, decide policy, or
 // write anywhere but the tests folder (apart from removing the caches its
-// own commands left).
+// own commands left, and links that stand where the tests folder should).
 package critic

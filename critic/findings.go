@@ -34,9 +34,16 @@ const (
 	KindMissingFile Kind = "missing_file" // a planned file is missing or empty
 	KindStrayFile   Kind = "stray_file"   // a cache, temp file or file outside the plan
 	KindCLI         Kind = "cli"          // the declared program does not answer --help
+	// KindNotRun: an acceptance test the Critic designed was not reported
+	// as passed by name (not run, skipped, or the runner was shadowed).
+	KindNotRun Kind = "not_run"
+	// KindTampering: the workspace's copy of the acceptance suite differed
+	// from the canonical one (a file changed, deleted, added or replaced);
+	// it was restored, and the round fails whatever the tests say.
+	KindTampering Kind = "tampering"
 )
 
-var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI}
+var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering}
 
 // Findings is what the Critic reports after one round of checks.
 type Findings struct {
@@ -56,7 +63,9 @@ type Findings struct {
 // Failure is one thing that is wrong.
 type Failure struct {
 	// TestID names the failing test (e.g. "TestRender/headings"), or for
-	// other checks "file:<path>", "stray:<path>", "cli", "test_command".
+	// other checks "file:<path>", "stray:<path>", "cli", "test_command",
+	// "tampering:<path>"; a designed test that did not pass by name is
+	// "<file>::<name>" (see TestSuite.Tests).
 	TestID string `json:"test_id"`
 	// Location is file:line where known.
 	Location string `json:"location"`
@@ -79,8 +88,11 @@ type CheckResult struct {
 	Detail string `json:"detail"`
 }
 
-// Names of the deterministic checks, in the order they run.
+// Names of the deterministic checks, in the order they are reported.
 const (
+	// CheckSuite compares the workspace's tests folder with the canonical
+	// acceptance suite before and after the other checks, and restores it.
+	CheckSuite = "acceptance_suite"
 	CheckTests = "tests"
 	CheckFiles = "files"
 	CheckCLI   = "cli"

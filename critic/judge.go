@@ -24,11 +24,11 @@ type findingsReply struct {
 }
 
 type failureReply struct {
-	TestID   string `json:"test_id" jsonschema_description:"The failing test's name, or file:<path>, stray:<path>, cli, test_command."`
+	TestID   string `json:"test_id" jsonschema_description:"The failing test's name, or file:<path>, stray:<path>, cli, test_command, tampering:<path>."`
 	Location string `json:"location" jsonschema_description:"file:line where the failure shows, or empty."`
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
-	Kind     string `json:"kind" jsonschema:"enum=syntax,enum=runtime,enum=assertion,enum=timeout,enum=resource,enum=missing_file,enum=stray_file,enum=cli"`
+	Kind     string `json:"kind" jsonschema:"enum=syntax,enum=runtime,enum=assertion,enum=timeout,enum=resource,enum=missing_file,enum=stray_file,enum=cli,enum=not_run,enum=tampering"`
 }
 
 type suspectReply struct {
@@ -130,7 +130,23 @@ func merge(r findingsReply, runs []checkRun) Findings {
 		failed = append(failed, run.result.Name)
 		if !coveredBy(f, run.result.Name) {
 			f.Failures = append(f.Failures, run.failures...)
+			continue
 		}
+		// Every change to the tests and every designed test that did not
+		// pass is named, whatever the model said: they are facts, not
+		// readings of the output.
+		for _, x := range run.failures {
+			if (x.Kind == KindTampering || x.Kind == KindNotRun) &&
+				!slices.ContainsFunc(f.Failures, func(y Failure) bool { return y.TestID == x.TestID && y.Kind == x.Kind }) {
+				f.Failures = append(f.Failures, x)
+			}
+		}
+	}
+	if f.Verdict == VerdictSuspectTest && slices.Contains(failed, CheckSuite) {
+		// Tests the project's code rewrote say nothing about the suite.
+		f.Verdict = VerdictFail
+		f.SuspectTests = nil
+		f.Summary = "The critic model suspected a test, but the project's code changed the tests; treated as fail. " + f.Summary
 	}
 	if f.Verdict == VerdictSuspectTest && !slices.Contains(failed, CheckTests) {
 		f.Verdict = VerdictFail
@@ -156,7 +172,7 @@ func coveredBy(f Findings, check string) bool {
 	for _, x := range f.Failures {
 		switch check {
 		case CheckTests:
-			if slices.Contains([]Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource}, x.Kind) {
+			if slices.Contains([]Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindNotRun}, x.Kind) {
 				return true
 			}
 		case CheckFiles:
@@ -169,6 +185,10 @@ func coveredBy(f Findings, check string) bool {
 			}
 		case CheckStray:
 			if x.Kind == KindStrayFile {
+				return true
+			}
+		case CheckSuite:
+			if x.Kind == KindTampering {
 				return true
 			}
 		}
@@ -228,7 +248,7 @@ func (c *Critic) judgeMessage(plan planner.Plan, runs []checkRun) string {
 
 // testSource renders the acceptance test files, bounded.
 func (c *Critic) testSource(plan planner.Plan) string {
-	files, err := c.readSuite(plan.TestsFolder())
+	files, err := c.currentSuite(plan.TestsFolder())
 	if err != nil || len(files) == 0 {
 		return ""
 	}

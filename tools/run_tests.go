@@ -51,9 +51,11 @@ func RunTests(ws *Workspace) Tool {
 			p.framework = testreport.FrameworkOf(argv(cmd))
 		}
 		if !p.cmd.Shell {
-			if with := testreport.WithGoJSON(p.cmd.Argv); !slices.Equal(with, p.cmd.Argv) {
+			// The runner must name the tests that passed: the Critic checks
+			// each acceptance test by name, not by count.
+			if with := testreport.WithTestNames(p.cmd.Argv); !slices.Equal(with, p.cmd.Argv) {
+				p.addedJSON = testreport.GoJSON(with) && !testreport.GoJSON(p.cmd.Argv)
 				p.cmd = policy.Command{Line: policy.QuoteArgv(with), Argv: with}
-				p.addedJSON = true
 			}
 		}
 		return nil
@@ -76,7 +78,11 @@ func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, er
 		rep = rep.Relative(ws.Sandbox.Info().WorkspaceDir)
 	}
 	rep = rep.Relative(ws.Dir)
-	b, err := json.Marshal(rep)
+	// The model reads the counts and failures; the passed names are for
+	// programs (Result.Tests) and would only crowd its context.
+	brief := rep
+	brief.PassedTests = nil
+	b, err := json.Marshal(brief)
 	if err != nil {
 		return Result{}, fmt.Errorf("encode test report: %w", err)
 	}

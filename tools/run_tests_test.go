@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,13 @@ func TestRunTestsGo(t *testing.T) {
 	if strings.Contains(res.ForModel(), `"tests":`) {
 		t.Errorf("the model reads the report twice: %s", res.ForModel())
 	}
+	// Programs get the passed names; the model's text leaves them out.
+	if !slices.Equal(res.Tests.PassedTests, []string{"example.com/calc.TestAdd"}) {
+		t.Errorf("passed tests %q, want example.com/calc.TestAdd", res.Tests.PassedTests)
+	}
+	if strings.Contains(res.Output, "passed_tests") {
+		t.Errorf("the model's output lists the passed names: %s", res.Output)
+	}
 
 	// An explicit command that passes; -json is not added twice.
 	res, eff = run(t, ws, tools.RunTestsName, obj{"command": "go test -json -run TestAdd ."})
@@ -100,5 +108,27 @@ func TestRunTestsNothingDetected(t *testing.T) {
 	res, _ := run(t, ws, tools.RunTestsName, obj{})
 	if !strings.Contains(res.Output, `argument "command": required here`) {
 		t.Errorf("result = %+v", res)
+	}
+}
+
+// A unittest command without -v gets it, so that the report names the
+// tests that passed; the command shown and judged is the one that ran.
+func TestRunTestsUnittestNames(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{
+		"calc.py":            "def add(a, b):\n    return a + b\n",
+		"tests/__init__.py":  "",
+		"tests/test_calc.py": "import unittest\n\nimport calc\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 3), 5)\n\n    def test_zero(self):\n        \"\"\"Zero is neutral.\"\"\"\n        self.assertEqual(calc.add(0, 0), 0)\n",
+	})
+	res, eff := run(t, ws, tools.RunTestsName, obj{"command": "python3 -m unittest discover -s tests -t ."})
+	if len(eff) != 1 || eff[0].Command.Line != "python3 -m unittest discover -s tests -t . -v" {
+		t.Fatalf("effects = %+v", eff)
+	}
+	if !res.OK || res.Tests == nil {
+		t.Fatalf("result = %+v", res)
+	}
+	want := []string{"tests.test_calc.CalcTest.test_add", "tests.test_calc.CalcTest.test_zero"}
+	if !slices.Equal(res.Tests.PassedTests, want) {
+		t.Errorf("passed tests %q, want %q", res.Tests.PassedTests, want)
 	}
 }

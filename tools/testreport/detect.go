@@ -274,3 +274,82 @@ func unwrap(argv []string) []string {
 	}
 	return argv
 }
+
+// WithTestNames returns a copy of argv changed so that the runner names
+// every test that passed, which a Report needs for PassedTests: -json for
+// go test (WithGoJSON), -rA appended for pytest (its short summary then
+// lists "PASSED node"; the last -r wins, so it is appended, unless the last
+// one already reports passes), -v appended for python -m unittest (unless
+// the last of -v and -q is -v). Any other command comes back unchanged;
+// so does a shell line, which callers do not pass here.
+func WithTestNames(argv []string) []string {
+	out := WithGoJSON(argv)
+	for i, a := range out {
+		base := path.Base(a)
+		switch {
+		case base == "pytest" || base == "py.test" ||
+			(a == "-m" && i+1 < len(out) && (out[i+1] == "pytest" || out[i+1] == "py.test")):
+			if !pytestNamesPassed(out[i+1:]) {
+				out = appendBeforeDashes(out, i+1, "-rA")
+			}
+			return out
+		case a == "-m" && i+1 < len(out) && out[i+1] == "unittest" && i > 0 && isPython(path.Base(out[i-1])):
+			if !unittestVerboseLast(out[i+2:]) {
+				out = appendBeforeDashes(out, i+2, "-v")
+			}
+			return out
+		}
+	}
+	return out
+}
+
+// pytestNamesPassed reports whether the last -r option of args already
+// reports passing tests (p, P or A among its characters).
+func pytestNamesPassed(args []string) bool {
+	chars := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			i = len(args)
+		case a == "-r" && i+1 < len(args):
+			chars = args[i+1]
+			i++
+		case strings.HasPrefix(a, "-r") && !strings.HasPrefix(a, "--"):
+			chars = a[2:]
+		}
+	}
+	return strings.ContainsAny(chars, "pPA")
+}
+
+// unittestVerboseLast reports whether the last verbosity option of args
+// is -v (or --verbose).
+func unittestVerboseLast(args []string) bool {
+	v := false
+	for _, a := range args {
+		switch a {
+		case "-v", "--verbose":
+			v = true
+		case "-q", "--quiet":
+			v = false
+		case "--":
+			return v
+		}
+	}
+	return v
+}
+
+// appendBeforeDashes adds opt at the end of the runner's arguments, which
+// start at from: before a "--" that ends them, else at the end.
+func appendBeforeDashes(argv []string, from int, opt string) []string {
+	for j := from; j < len(argv); j++ {
+		if argv[j] == "--" {
+			return append(argv[:j], append([]string{opt}, argv[j:]...)...)
+		}
+	}
+	return append(argv, opt)
+}
+
+func isPython(base string) bool {
+	return strings.HasPrefix(base, "python") || strings.HasPrefix(base, "pypy")
+}

@@ -11,7 +11,10 @@
 // collection error, a crash outside any test) and lists each failure with
 // the test's name, the file and line to look at, the runner's message and,
 // where the output shows it, a kind: assertion, runtime, syntax, timeout or
-// build. Names are the runner's own: "pkg/path.TestName/sub" for Go,
+// build. PassedTests names every test that passed where the output shows
+// it (WithTestNames adds the options that make runners show it), so a
+// caller can tell that a given test ran and passed rather than trust a
+// count. Names are the runner's own: "pkg/path.TestName/sub" for Go,
 // pytest's node ids, unittest's "module.Class.test". Files are as the runner
 // printed them; Report.Relative strips a workspace prefix.
 //

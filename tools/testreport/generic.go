@@ -11,6 +11,7 @@ var (
 	tapCount       = regexp.MustCompile(`^#\s*(tests|pass|fail|skipped|skip|todo|cancelled)\s+(\d+)\s*$`)
 	specCount      = regexp.MustCompile(`^ℹ (tests|pass|fail|skipped|todo|cancelled) (\d+)\s*$`)
 	specFail       = regexp.MustCompile(`^(\s*)✖ (.+?)(?: \([\d.]+m?s\))?$`)
+	specPass       = regexp.MustCompile(`^\s*[✔✓√] (.+?)(?: \([\d.]+ ?m?s\))?$`)
 	plainCountOnly = regexp.MustCompile(`(?i)^\s*\d+ (passed|passing|failed|failing|skipped|pending|errors?|todo)\b(\s*\([^)]*\))?\s*$`)
 	plainCount     = regexp.MustCompile(`(?i)(\d+) (passed|passing|failed|failing|skipped|pending|errors?|todo)\b`)
 	jsStackFrame   = regexp.MustCompile(`\(?((?:/|\.{1,2}/|[A-Za-z]:\\|file://)[^():\s]+|[\w.-][^():\s]*\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?$`)
@@ -22,6 +23,8 @@ var (
 // diagnostics and the "# pass N" / "# fail N" totals), node's spec reporter
 // ("✖ name" and the "ℹ pass N" totals), and any plain "N passed, M failed"
 // line (jest, mocha). Totals printed by the runner win over counting lines.
+// Passing tests are named from TAP's "ok N - name" lines (subtests too) and
+// the "✔ name" (or ✓) lines of spec reporters.
 // A failure's location is the first project frame of its stack, else its
 // `location:`.
 func ParseGeneric(stdout, stderr string) Report {
@@ -30,6 +33,7 @@ func ParseGeneric(stdout, stderr string) Report {
 	totals := map[string]int{}
 	haveTotals := false
 	var tapPass, tapFail, tapSkip int
+	var names passedNames
 	node := false
 	for i := 0; i < len(all); i++ {
 		l := all[i]
@@ -62,6 +66,7 @@ func ParseGeneric(stdout, stderr string) Report {
 				if top {
 					tapPass++
 				}
+				names.add(m[4])
 			default:
 				if top {
 					tapFail++
@@ -75,6 +80,10 @@ func ParseGeneric(stdout, stderr string) Report {
 		}
 		if strings.HasPrefix(strings.TrimSpace(l), "✖ failing tests:") {
 			break // node repeats every failure below this line
+		}
+		if m := specPass.FindStringSubmatch(l); m != nil {
+			names.add(m[1])
+			continue
 		}
 		if m := specFail.FindStringSubmatch(l); m != nil {
 			body, next := indentedBlock(all, i+1, len(m[1]))
@@ -99,6 +108,7 @@ func ParseGeneric(stdout, stderr string) Report {
 	if node {
 		r.Framework = FrameworkNode
 	}
+	r.PassedTests = names.list
 	r.Failures = capFailures(r.Failures)
 	r.Output = tail(joinOutput(stdout, stderr), tailLines, tailBytes)
 	return r

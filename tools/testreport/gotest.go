@@ -171,6 +171,7 @@ func (g *goRun) pkg(path string) *goPackage {
 
 func (g *goRun) report(stderr string) Report {
 	r := Report{Framework: FrameworkGo, recognized: len(g.pkgs) > 0}
+	var names passedNames
 	reported := map[string]bool{}
 	addBuild := func(importPath string, lines []string) {
 		if reported[importPath] {
@@ -205,6 +206,7 @@ func (g *goRun) report(stderr string) Report {
 		// A package with no result was cut off (the run was killed): a test
 		// still running then did not finish either.
 		passed, failed, skipped, fs := tallyGo(p.path, p.tests, p.state == "fail" || p.state == "")
+		goPassed(p.path, p.tests, &names)
 		r.Passed += passed
 		r.Failed += failed
 		r.Skipped += skipped
@@ -236,8 +238,24 @@ func (g *goRun) report(stderr string) Report {
 		r.Failures = append(r.Failures, Failure{Name: "go test", Message: message(g.stray), Kind: kindOfText(strings.Join(g.stray, "\n"))})
 	}
 	r.Failures = capFailures(r.Failures)
+	r.PassedTests = names.list
 	r.Output = tail(joinOutput(strings.Join(g.tail.lines(), "\n"), stderr), tailLines, tailBytes)
 	return r
+}
+
+// goPassed adds a package's passing top-level tests as "pkg.TestName";
+// subtests are left out because their parent passes only when they do.
+func goPassed(pkg string, tests []*goTest, names *passedNames) {
+	for _, t := range tests {
+		if t.state != "pass" || strings.Contains(t.name, "/") {
+			continue
+		}
+		if pkg == "" {
+			names.add(t.name)
+		} else {
+			names.add(pkg + "." + t.name)
+		}
+	}
 }
 
 // tallyGo counts a package's tests. pkgFailed says the package failed, so a

@@ -14,6 +14,7 @@ var goPkgResult = regexp.MustCompile(`^(ok  |FAIL|\?   )\t(\S+)(.*)$`)
 // counts as one passed test; run with -json for exact counts.
 func parseGoText(stdout, stderr string) Report {
 	r := Report{Framework: FrameworkGo}
+	var names passedNames
 	stderrBuild := goBuildBlocks(lines(stderr))
 	stdoutBuild := goBuildBlocks(lines(stdout))
 	var (
@@ -59,6 +60,7 @@ func parseGoText(stdout, stderr string) Report {
 			r.recognized = true
 			switch strings.TrimSpace(m[1]) {
 			case "ok":
+				goPassed(pkg, tests, &names)
 				passed, _, skipped, _ := tallyGo(pkg, tests, false)
 				if passed+skipped == 0 && !strings.Contains(rest, "[no tests to run]") {
 					passed = 1
@@ -76,6 +78,7 @@ func parseGoText(stdout, stderr string) Report {
 					r.Failures = append(r.Failures, fs...)
 					break
 				}
+				goPassed(pkg, tests, &names)
 				passed, failed, skipped, fs := tallyGo(pkg, tests, true)
 				r.Passed += passed
 				r.Failed += failed
@@ -124,6 +127,7 @@ func parseGoText(stdout, stderr string) Report {
 		}
 	}
 	r.Failures = capFailures(r.Failures)
+	r.PassedTests = names.list
 	r.Output = tail(joinOutput(stdout, stderr), tailLines, tailBytes)
 	return r
 }

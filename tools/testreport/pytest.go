@@ -28,7 +28,8 @@ type pytestDetail struct {
 }
 
 // ParsePytest parses pytest's terminal output in its default, -q, -v and
-// -rA forms and any --tb style: the counts from the final "N failed, M
+// -rA forms and any --tb style: the names of passing tests from -v's
+// "node PASSED" lines and -rA's "PASSED node" summary lines, the counts from the final "N failed, M
 // passed in Ts" line, one failure per FAILED or ERROR line of the short test
 // summary, with the message and location from that test's traceback block
 // (the raising line `path:NN: ErrorType`, or for a file that does not import
@@ -47,6 +48,7 @@ func ParsePytest(stdout, stderr string) Report {
 		short   [][3]string // kind, node id, message
 		verbose = map[string]string{}
 		summary string
+		names   passedNames
 	)
 	for _, l := range all {
 		if strings.HasPrefix(l, "rootdir: ") {
@@ -67,8 +69,11 @@ func ParsePytest(stdout, stderr string) Report {
 			cur = nil
 			continue
 		}
-		if m := pytestVerbose.FindStringSubmatch(l); m != nil && section == "" {
+		if m := pytestVerbose.FindStringSubmatch(l); m != nil && (section == "" || section == "test session starts") {
 			verbose[m[1]] = m[2]
+			if m[2] == "PASSED" || m[2] == "XPASS" {
+				names.add(m[1])
+			}
 			continue
 		}
 		switch section {
@@ -82,8 +87,21 @@ func ParsePytest(stdout, stderr string) Report {
 				cur.message = append(cur.message, l)
 			}
 		case "short test summary info":
-			if m := pytestShort.FindStringSubmatch(l); m != nil && (m[1] == "FAILED" || m[1] == "ERROR" || m[1] == "XPASS") {
+			m := pytestShort.FindStringSubmatch(l)
+			switch {
+			case m == nil:
+			case m[1] == "FAILED" || m[1] == "ERROR" || m[1] == "XPASS":
 				short = append(short, [3]string{m[1], m[2], m[3]})
+				if m[1] == "XPASS" {
+					// "XPASS node reason"; a strict xpass shows as FAILED instead.
+					id := m[2]
+					if i := strings.IndexByte(id, ' '); i >= 0 && !strings.Contains(id[:i], "[") {
+						id = id[:i]
+					}
+					names.add(id)
+				}
+			case m[1] == "PASSED":
+				names.add(m[2]) // -rA or -rp
 			}
 		}
 	}
@@ -175,6 +193,7 @@ func ParsePytest(stdout, stderr string) Report {
 		r.Failures = append(r.Failures, f)
 	}
 	r.Failures = capFailures(r.Failures)
+	r.PassedTests = names.list
 	r.Output = tail(joinOutput(stdout, stderr), tailLines, tailBytes)
 	return r
 }

@@ -33,6 +33,15 @@ type Report struct {
 	Skipped   int       `json:"skipped"`
 	Errors    int       `json:"errors"`
 	Failures  []Failure `json:"failures,omitempty"`
+	// PassedTests names every test that passed, in the runner's own form
+	// (see the package doc), in the order the output showed them, each
+	// once and at most maxPassedNames; empty when the output does not name
+	// passing tests (plain `go test`, pytest without -rA or -v, unittest
+	// without -v, a plain "N passed" line). For Go only top-level tests are
+	// listed: a parent passes only when all its subtests do. The Critic
+	// needs these names to know that each acceptance test it designed ran
+	// and passed; counts alone are what a shadowed runner can fake.
+	PassedTests []string `json:"passed_tests,omitempty"`
 	// Output is a short tail of the raw output (for `go test -json`, of the
 	// text the events carried), for a reader when the failures say too little.
 	Output string `json:"output,omitempty"`
@@ -40,6 +49,28 @@ type Report struct {
 	// recognized says the parser found its runner's own totals, so a run
 	// with no tests is known to be one rather than unreadable output.
 	recognized bool
+}
+
+// maxPassedNames bounds Report.PassedTests: far more than any acceptance
+// suite, few enough that a huge run cannot flood a checkpoint.
+const maxPassedNames = 10000
+
+// passedNames collects the names of passing tests in order, each once.
+type passedNames struct {
+	list []string
+	seen map[string]bool
+}
+
+func (p *passedNames) add(name string) {
+	name = strings.TrimSpace(name)
+	if name == "" || p.seen[name] || len(p.list) >= maxPassedNames {
+		return
+	}
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	p.seen[name] = true
+	p.list = append(p.list, name)
 }
 
 // Failure is one failed test or one error that stopped tests from running.

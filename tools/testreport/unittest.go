@@ -11,6 +11,9 @@ var (
 	unittestStatus = regexp.MustCompile(`^(OK|FAILED|NO TESTS RAN)(?: \((.*)\))?\s*$`)
 	unittestHeader = regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): (\S+)(?: \(([^)]*)\))?(.*)$`)
 	unittestStat   = regexp.MustCompile(`(failures|errors|skipped|expected failures|unexpected successes)=(\d+)`)
+	// unittestTest is -v's description of a test, "test_x (mod.Class.test_x)"
+	// (before Python 3.11 "test_x (mod.Class)"), and what follows it on the line.
+	unittestTest = regexp.MustCompile(`^(\w+) \(([\w.]+)\)(.*)$`)
 )
 
 // ParseUnittest parses the output of `python -m unittest` (quiet or -v; it
@@ -29,7 +32,12 @@ func ParseUnittest(stdout, stderr string) Report {
 	var blocks [][]string
 	var cur []string
 	inBlock := false
+	var names passedNames
+	pending := "" // a test whose result is on a later line
 	for i, l := range all {
+		if !inBlock {
+			pending = unittestVerbose(l, pending, &names)
+		}
 		if m := unittestRan.FindStringSubmatch(l); m != nil {
 			ran, _ = strconv.Atoi(m[1])
 			haveRan = true
@@ -89,8 +97,65 @@ func ParseUnittest(stdout, stderr string) Report {
 		}
 	}
 	r.Failures = capFailures(r.Failures)
+	r.PassedTests = names.list
 	r.Output = tail(joinOutput(stdout, stderr), tailLines, tailBytes)
 	return r
+}
+
+// unittestVerbose reads one line of -v's progress: "name (qualified) ...
+// ok" names a passing test. The result can come on a later line, after a
+// docstring's first line or after what the test wrote to stderr; pending
+// carries the test until then and is returned for the next line. Subtest
+// lines ("name (qualified) (i=2) ... FAIL") name no test of their own.
+func unittestVerbose(l, pending string, names *passedNames) string {
+	if m := unittestTest.FindStringSubmatch(l); m != nil {
+		name := unittestName(m[1], m[2])
+		rest := strings.TrimRight(m[3], " ")
+		switch {
+		case rest == "" || rest == " ...":
+			return name // a docstring line or the test's own output comes first
+		case strings.HasPrefix(rest, " ... "):
+			switch status := strings.TrimSpace(rest[len(" ... "):]); {
+			case status == "ok":
+				names.add(name)
+				return ""
+			case unittestResult(status):
+				return ""
+			}
+			return name // the test's output, then its result
+		}
+		return "" // a subtest: "name (qualified) (i=2) ... FAIL"
+	}
+	if pending == "" {
+		return ""
+	}
+	t := strings.TrimSpace(l)
+	if i := strings.LastIndex(t, " ... "); i >= 0 {
+		t = strings.TrimSpace(t[i+len(" ... "):])
+	}
+	switch {
+	case t == "ok":
+		names.add(pending)
+		return ""
+	case unittestResult(t):
+		return ""
+	}
+	return pending
+}
+
+// unittestResult reports whether s is one of -v's results other than ok.
+func unittestResult(s string) bool {
+	return s == "FAIL" || s == "ERROR" || s == "expected failure" || s == "unexpected success" ||
+		strings.HasPrefix(s, "skipped")
+}
+
+// unittestName is the qualified name of a test described as name
+// (qualified): module.Class.test, whichever Python printed it.
+func unittestName(name, q string) string {
+	if q == name || strings.HasSuffix(q, "."+name) {
+		return q
+	}
+	return q + "." + name
 }
 
 // unittestFailure reads one "FAIL: test (module.Class.test)" block.
