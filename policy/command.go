@@ -498,6 +498,20 @@ func (c *checker) places(w string) []placed {
 	}
 	out := pls
 	for _, pl := range pls {
+		if pl.where == readOnly && path.IsAbs(w) {
+			// A path under a read-only folder is trusted by its text only
+			// when no symlink takes it elsewhere.
+			if sys, ok := c.links.(SystemLinks); ok {
+				t, ok := sys.ResolveSystem(path.Clean(w))
+				if !ok {
+					t = ""
+				}
+				if t != path.Clean(w) {
+					out = append(out, c.linkPlace(t))
+				}
+			}
+			continue
+		}
 		if pl.where != inside || pl.rel == "." {
 			continue
 		}
