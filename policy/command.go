@@ -306,6 +306,16 @@ func (c *checker) argv(argv []string) Decision {
 	if s := c.p.specs.lookup(argv[0]); s != nil {
 		return c.specified(argv, s)
 	}
+	if strings.Contains(argv[0], "/") {
+		// A program the run built is judged as the path it is; one that
+		// is a symlink to a system program would run that program under a
+		// workspace name.
+		for _, pl := range c.places(argv[0]) {
+			if pl.link && pl.where != inside {
+				return deny("path-outside-workspace", "program %q leads through a symlink to %s, outside the workspace; run the program by its own name", argv[0], pl.shown())
+			}
+		}
+	}
 	if d, bad := c.args(argv); bad {
 		return d
 	}

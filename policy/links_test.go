@@ -62,7 +62,7 @@ paths:
   deny: [".git/**", "**/.env"]
   read_only: ["vendor/**"]
 commands:
-  allow: ["cat *", "ls *", "touch *", "rm *", "cp *", "go test *", "env *", "echo *"]
+  allow: ["cat *", "ls *", "touch *", "rm *", "cp *", "go test *", "env *", "echo *", "./** *"]
   shell: true
   read_only_dirs: ["/usr"]
 `))
@@ -99,6 +99,7 @@ commands:
 		{line: "cat --file=etc/passwd", reason: "leads through a symlink"},
 		{line: "ls", dir: "etc", reason: `working folder "etc" leads outside the workspace`},
 		{line: "rm /usr/lib/*", reason: "outside the workspace"},
+		{line: "./inc/tool --help", reason: `program "./inc/tool" leads through a symlink to "/usr/include/tool"`},
 
 		{line: "cat dep/a.go", want: Allow},
 		{line: "ls dep", want: Allow},
@@ -110,6 +111,7 @@ commands:
 		{line: "cat main.go etc.go", want: Allow},
 		{line: "go test ./...", want: Allow},
 		{line: "ls", dir: "src", want: Allow},
+		{line: "./src/tool --help", want: Allow},
 	}
 	for _, tt := range tests {
 		cmd, err := ParseCommand(tt.line)
