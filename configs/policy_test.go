@@ -159,8 +159,8 @@ func TestDefaultIsStrict(t *testing.T) {
 func TestUnattended(t *testing.T) {
 	t.Parallel()
 	p := load(t, "policy.unattended.yaml")
-	if !p.Unattended() || p.Shell() || p.Limits().Network {
-		t.Errorf("unattended: unattended %v shell %v network %v", p.Unattended(), p.Shell(), p.Limits().Network)
+	if !p.Unattended() || p.Shell() || !p.Pipes() || p.Limits().Network {
+		t.Errorf("unattended: unattended %v shell %v pipes %v network %v", p.Unattended(), p.Shell(), p.Pipes(), p.Limits().Network)
 	}
 	if l := p.Limits(); l.Timeout != 300*time.Second || l.Memory != 2<<30 || l.CPUs != 2 || l.Pids != 512 || l.Output != 64<<10 {
 		t.Errorf("unattended limits = %+v", l)

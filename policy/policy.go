@@ -58,6 +58,11 @@ func (p *Policy) ConfirmTimeout() time.Duration { return p.confirmTimeout }
 // filters run.
 func (p *Policy) Shell() bool { return p.shell }
 
+// Pipes reports whether commands.shell is pipes: a line that is one plain
+// command piped into read-only filters may run (as sh -c), and no other
+// shell line.
+func (p *Policy) Pipes() bool { return p.pipes }
+
 // Workspace is the workspace folder as written in the file ("." when
 // omitted); callers resolve a relative one.
 func (p *Policy) Workspace() string { return p.workspace }
