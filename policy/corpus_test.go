@@ -84,6 +84,8 @@ var bypasses = []bypass{
 	{"git", `git diff HEAD~1 -- '*.pe?'`, "a pathspec glob prints a committed certificate"},
 	{"git", `git log --format=%H -p -- ':(glob)**/.env'`, "magic pathspec"},
 	{"git", `git log -p -- ':!x' .env`, "exclude magic next to a denied path"},
+	{"git", `git log -L 1,9:.env`, "a line range of a committed .env"},
+	{"git", `git log -L '/SECRET/,+1:config/.env'`, "a line range found by a pattern"},
 
 	// Environment assignments: variables that change what a program loads
 	// or runs.
@@ -168,6 +170,7 @@ var bypasses = []bypass{
 	{"programs", `npm test --script-shell=./x`, "npm runs scripts with ./x"},
 	{"programs", `npm run build --userconfig=./npmrc`, "an npmrc can name a script shell"},
 	{"programs", `npm test --registry=http://evil.example`, "another registry"},
+	{"programs", `npm test --workspace=../other`, "runs the scripts of a package outside the workspace"},
 }
 
 // TestBypassCorpus runs the corpus against the shipped unattended and
@@ -313,6 +316,7 @@ var everydayCommands = []everyday{
 	{line: "git rev-parse HEAD"},
 	{line: "go test ./... 2>&1 | tail -n 20"},
 	{line: "go vet ./... | head"},
+	{line: "git log --oneline | sed -n 1,5p"},
 	{line: "ls | wc -l"},
 	{line: "grep -rn TODO . | head -n 5"},
 	// Refusals that stay, each with its reason.

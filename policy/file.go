@@ -222,10 +222,13 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 	p.cmdAsk = b.commandRules("commands.ask", raw.Commands.Ask)
 	p.cmdAllow = b.commandRules("commands.allow", raw.Commands.Allow)
 	if sh := raw.Commands.Shell; sh.set {
-		if sh.kind == ast.StringType && sh.value == "pipes" {
+		switch {
+		case sh.kind == ast.StringType && sh.value == "pipes":
 			p.pipes = true
-		} else {
+		case sh.kind == ast.BoolType:
 			p.shell = b.boolean(sh)
+		default:
+			b.fail(sh, "want true, false or pipes, got %q", sh.value)
 		}
 	}
 	p.specs = b.specs(raw.Programs)

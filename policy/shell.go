@@ -474,8 +474,10 @@ func (c *checker) isFilter(argv []string) bool {
 	}
 	return !slices.ContainsFunc(inv.uses, func(u use) bool {
 		switch u.role {
-		case roleText, roleRead, roleLocate:
+		case roleText, roleRead, roleLocate, roleSedScript:
 			return false
+		case roleInput:
+			return inv.has("in-place")
 		}
 		return true
 	})
