@@ -232,11 +232,26 @@ func TestSpecExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, s := range ss.programs {
-		s.walk(func(sp *spec) { n += len(sp.examples) })
+	for _, name := range slices.Sorted(mapsKeys(ss.programs)) {
+		match, notMatch, options := 0, 0, 0
+		ss.programs[name].walk(func(sp *spec) {
+			n += len(sp.examples)
+			options += len(sp.options)
+			for _, e := range sp.examples {
+				if e.match {
+					match++
+				} else {
+					notMatch++
+				}
+			}
+		})
+		// A spec with options says at least one thing it refuses.
+		if match == 0 || (options > 0 && notMatch == 0) {
+			t.Errorf("%s: %d examples that must match and %d that must not", name, match, notMatch)
+		}
 	}
-	if n < 150 {
-		t.Errorf("%d spec examples, want at least 150", n)
+	if n < 200 {
+		t.Errorf("%d spec examples, want at least 200", n)
 	}
 	for _, tt := range []struct {
 		name, yaml, want string
