@@ -26,7 +26,8 @@ func (c *checker) specified(argv []string, s *spec) Decision {
 		return c.mismatched(argv, s, err)
 	}
 	if inv.denied != "" {
-		if own, ok := c.explicit(inv.canon); ok && own.Verdict == Deny {
+		// A deny rule the policy file wrote for the command says more.
+		if own, ok := c.explicitOf(argv, inv.canon); ok && own.Verdict == Deny {
 			return own
 		}
 		return deny("spec", "%s: %s (spec %s)", inv.by, inv.denied, inv.spec)
@@ -45,7 +46,7 @@ func (c *checker) specified(argv []string, s *spec) Decision {
 		// A wrapper needs no allow rule of its own; deny and ask rules
 		// written for it still hold.
 		d := j.inner
-		if own, ok := c.explicit(inv.canon); ok {
+		if own, ok := c.explicitOf(argv, inv.canon); ok {
 			d = worse(own, d)
 		}
 		return d
@@ -61,6 +62,15 @@ func (c *checker) specified(argv []string, s *spec) Decision {
 		d = worseStop(d, j.after)
 	}
 	return d
+}
+
+// explicitOf is explicit for argv as written or with its abbreviations
+// spelled out.
+func (c *checker) explicitOf(argv, canon []string) (Decision, bool) {
+	if d, ok := c.explicit(argv); ok {
+		return d, true
+	}
+	return c.explicit(canon)
 }
 
 // mismatched decides an argv its spec does not accept: deny and ask rules

@@ -703,7 +703,7 @@ func exampleArgv(line string) ([]string, error) {
 	return argv, nil
 }
 
-// specName is how a reason names a program's spec: "go build (policy/specs/go.yaml:12)".
+// String is how a reason names a spec: "go build (policy/specs/go.yaml:12)".
 func (s *spec) String() string {
 	return fmt.Sprintf("%s (%s:%d)", s.name, path.Clean(s.file), s.line)
 }
