@@ -280,6 +280,7 @@ var everydayCommands = []everyday{
 	{line: "cat README.md"},
 	{line: "head -n 20 main.go"},
 	{line: "tail -n 5 go.mod"},
+	{line: "go test -v ./... 2>&1 | tail -30"},
 	{line: "wc -l main.go app.py"},
 	{line: "grep -rn TODO --include=*.go ."},
 	{line: "grep -rn 'func main' --include='*.go' ."},
