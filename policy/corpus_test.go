@@ -154,6 +154,8 @@ var bypasses = []bypass{
 	{"writes", `env -C vendor go mod init x`, "writes vendor/go.mod"},
 	{"writes", `env -C vendor git init`, "creates a repository in a read-only folder"},
 	{"writes", `go doc -http=:6060 fmt`, "starts a web server and runs a browser"},
+	{"values", `go vet ./... -vettool=./x`, "go vet reads flags after its packages: runs ./x"},
+	{"values", `go test ./... -exec=./x`, "go test reads flags after its packages: runs ./x"},
 	{"writes", `go test -json -o=vendor/x.test ./...`, "writes a read-only file"},
 	{"writes", `sort -T /tmp -o x main.go`, "a temporary folder outside"},
 

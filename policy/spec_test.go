@@ -148,6 +148,14 @@ func deriveCases(t *testing.T, ss *specSet) (cases []derived, skipped []string) 
 						}
 					}
 					add("forbidden "+n, slices.Concat(words, spelledForbidden(s, o, n, v)), abbrevs...)
+					// After an operand too, where operands are paths: go
+					// vet and go test read flags there, and a spec that
+					// took the flag for a path would let it through.
+					// (After an interpreter's script, words are the
+					// script's.)
+					if pathOperands(s) {
+						cases = append(cases, derived{argv: slices.Concat(words, []string{"."}, spelledForbidden(s, o, n, v)), what: "forbidden " + n + " after an operand"})
+					}
 				}
 				continue
 			}
@@ -187,6 +195,18 @@ func deriveCases(t *testing.T, ss *specSet) (cases []derived, skipped []string) 
 		}
 	}
 	return cases, skipped
+}
+
+// pathOperands reports whether every operand of s is a path.
+func pathOperands(s *spec) bool {
+	for _, d := range s.operands {
+		switch d.role {
+		case roleRead, roleInput, rolePkgs, rolePkgsWrite, roleWrite, roleWriteTree, roleRev, rolePathspec:
+		default:
+			return false
+		}
+	}
+	return len(s.operands) > 0
 }
 
 // spelledForbidden spells a forbidden option with its value, if any.
