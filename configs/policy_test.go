@@ -48,7 +48,11 @@ var alwaysDenied = []cmdCase{
 	{"/usr/bin/curl https://example.com", policy.Deny},
 	{"sudo go test", policy.Deny},
 	{"ssh host", policy.Deny},
-	{"./go test ./...", policy.Deny},
+	{"/tmp/go test ./...", policy.Deny},
+	{"./.git/hooks/pre-commit", policy.Deny},
+	{"env XDG_CONFIG_HOME=. git status", policy.Deny},
+	{"git diff --ext-d", policy.Deny},
+	{"python3 /usr/lib/python3/http/server.py", policy.Deny},
 	{"env -i sh -c 'sudo id'", policy.Deny},
 	{"git -c core.pager=sh log", policy.Deny},
 	{"sed -e 's/x/y/e' main.go", policy.Deny},
@@ -111,6 +115,7 @@ func strictCases() ([]cmdCase, []pathCase) {
 			{"python3 main.py", policy.Deny},
 			{"go test ./... | tail", policy.Deny},
 			{"npm install", policy.Deny},
+			{"./go test ./...", policy.Deny}, // a bare-name rule does not match a program named by path
 		}, []pathCase{
 			{"vendor/x/x.go", policy.Write, policy.Deny},
 			{"vendor/x/x.go", policy.Read, policy.Allow},
@@ -154,8 +159,8 @@ func TestDefaultIsStrict(t *testing.T) {
 func TestUnattended(t *testing.T) {
 	t.Parallel()
 	p := load(t, "policy.unattended.yaml")
-	if !p.Unattended() || p.Shell() || p.Limits().Network {
-		t.Errorf("unattended: unattended %v shell %v network %v", p.Unattended(), p.Shell(), p.Limits().Network)
+	if !p.Unattended() || p.Shell() || !p.Pipes() || p.Limits().Network {
+		t.Errorf("unattended: unattended %v shell %v pipes %v network %v", p.Unattended(), p.Shell(), p.Pipes(), p.Limits().Network)
 	}
 	if l := p.Limits(); l.Timeout != 300*time.Second || l.Memory != 2<<30 || l.CPUs != 2 || l.Pids != 512 || l.Output != 64<<10 || l.Disk != 4<<30 {
 		t.Errorf("unattended limits = %+v", l)
@@ -196,8 +201,19 @@ func TestUnattended(t *testing.T) {
 		{"find . -delete", policy.Deny},      // would delete vendor/, which is read-only
 		{"go build -ldflags='-s -w -X main.version=1' .", policy.Allow},
 		{"go env GOPATH", policy.Allow},
-		{"go test ./... | tail", policy.Deny},
-		{"make", policy.Deny},
+		{"go test ./... | tail", policy.Allow}, // shell: pipes
+		{"go test ./... 2>&1 | tail -n 20", policy.Allow},
+		{"go test ./... > out.txt", policy.Deny},
+		{"go test ./... | sh", policy.Deny},
+		{"go test ./... | tee vendor/x", policy.Deny},
+		{"ls; go test", policy.Deny},
+		{"make", policy.Allow},
+		{"make SHELL=./x", policy.Deny},
+		{"./bin/app --help", policy.Allow}, // a program the run built
+		{"./go test ./...", policy.Allow},  // likewise: not the toolchain, the workspace's ./go
+		{"python3 --version", policy.Allow},
+		{"chmod +x run.sh", policy.Allow},
+		{"chmod -R 777 vendor", policy.Deny},
 	}, alwaysDenied...), append([]pathCase{
 		{"node_modules/x/index.js", policy.Write, policy.Deny},
 		{"go.sum", policy.Write, policy.Allow},
@@ -215,7 +231,9 @@ func TestInteractive(t *testing.T) {
 		{"go vet ./... && go test ./...", policy.Allow},
 		{"gofmt -l . | wc -l", policy.Allow},
 		{"[ -f go.mod ] && echo ok", policy.Allow},
-		{"find . -name '*.go' | xargs grep -n TODO", policy.Allow},
+		{"find . -name '*.go' -print0 | xargs -0 grep -n TODO", policy.Allow},
+		// Names printed one per line may split at blanks into other words.
+		{"find . -name '*.go' | xargs grep -n TODO", policy.Deny},
 		{"ls *.go", policy.Allow},
 		{"echo done > status.txt", policy.Allow},
 		{"python3 -m pytest -q", policy.Allow},

@@ -10,9 +10,11 @@ func BenchmarkCheckCommand(b *testing.B) {
 		p    *Policy
 		cmd  Command
 	}{
+		{"go-test", p, Command{Argv: []string{"go", "test", "./..."}}},
 		{"argv-allow", p, Command{Argv: []string{"go", "test", "-run", "TestX", "./..."}}},
 		{"argv-default-deny", p, Command{Argv: []string{"make", "all", "-j4"}}},
 		{"wrapper", p, Command{Argv: []string{"timeout", "60", "env", "GOOS=linux", "go", "build", "./..."}}},
+		{"wrapped-test", p, Command{Argv: []string{"timeout", "60", "env", "GOOS=linux", "go", "test", "-run", "TestX", "./pkg/..."}}},
 		{"paths", p, Command{Argv: []string{"cat", "/workspace/a.go", "/usr/include/x.h", "b/../c.go"}}},
 		{"shell-line", sp, Command{Line: "go vet ./... && go test ./... 2>&1 | tail -n 20", Shell: true}},
 	}

@@ -71,12 +71,20 @@ func simpleArgv(f *syntax.File) ([]string, bool) {
 	argv := make([]string, 0, len(call.Args))
 	for _, w := range call.Args {
 		v := wordValue(w)
-		if v.kind != wordLiteral {
+		if v.kind != wordLiteral && !optionGlob(v) {
 			return nil, false
 		}
 		argv = append(argv, v.text)
 	}
 	return argv, true
+}
+
+// optionGlob reports whether v is an option word with glob characters in
+// its value (--include=*.go). Run without a shell the program receives it
+// as written, which is what it means; sh would expand it only against
+// files whose names start with the option itself.
+func optionGlob(v wordVal) bool {
+	return v.kind == wordGlob && isOption(v.text)
 }
 
 type wordKind int
@@ -179,6 +187,9 @@ type checker struct {
 	cwds  []string // folders a shell-mode cd may have moved to
 	links Links    // where workspace paths lead through symlinks; nil: as written
 	depth int
+	// stdin, when set, is the unknown word standing for what a pipeline
+	// feeds this command (find's found files, for xargs).
+	stdin string
 }
 
 // CheckCommand decides whether a command may run. Rules are matched word by
@@ -261,6 +272,12 @@ func (c *checker) line(line string) Decision {
 		return c.argv(argv)
 	}
 	if !c.p.shell {
+		if c.p.pipes {
+			if d, ok := c.pipeline(f); ok {
+				return d
+			}
+			return deny("shell-disabled", "the line needs a shell (redirections, ;, &&, substitutions, globs or variables) and commands.shell is pipes, which runs only a plain command piped into read-only filters (| head, | tail, | wc, | grep, | sort); run one plain command, or write files with write_file")
+		}
 		return deny("shell-disabled", "the line needs a shell (pipes, redirections, ;, &&, substitutions, globs or variables) and commands.shell is false; run one plain command")
 	}
 	if c.depth >= maxDepth {
@@ -270,7 +287,9 @@ func (c *checker) line(line string) Decision {
 	return sc.stmts(f.Stmts)
 }
 
-// argv judges one program invocation.
+// argv judges one program invocation: by its spec when the policy has one
+// for the program (specs/*.yaml), else by the rules with every word that
+// may be a path confined.
 func (c *checker) argv(argv []string) Decision {
 	if c.depth > maxDepth {
 		return deny("too-deep", "shells and wrappers nest more than %d deep", maxDepth)
@@ -284,31 +303,23 @@ func (c *checker) argv(argv []string) Decision {
 	if why, ok := deniedBuiltins[argv[0]]; ok {
 		return deny("shell-builtin", "%s", why)
 	}
-	if argv[0] == "sed" {
-		// sed scripts look like paths (/^x/d); judgeSed checks the other
-		// words itself.
-		return judgeSed(c, argv)
+	if s := c.p.specs.lookup(argv[0]); s != nil {
+		return c.specified(argv, s)
+	}
+	if strings.Contains(argv[0], "/") {
+		// A program the run built is judged as the path it is; one that
+		// is a symlink to a system program would run that program under a
+		// workspace name.
+		for _, pl := range c.places(argv[0]) {
+			if pl.link && pl.where != inside {
+				return deny("path-outside-workspace", "program %q leads through a symlink to %s, outside the workspace; run the program by its own name", argv[0], pl.shown())
+			}
+		}
 	}
 	if d, bad := c.args(argv); bad {
 		return d
 	}
-	if d, bad := c.writes(argv); bad {
-		return d
-	}
-	if d, bad := runsProgram(argv); bad {
-		// A deny rule the policy file wrote for it says more.
-		if own, ok := c.explicit(argv); ok && own.Verdict == Deny {
-			return own
-		}
-		return d
-	}
-	if w, ok := wrappers[argv[0]]; ok {
-		return w(c, argv)
-	}
-	if isPython(argv[0]) {
-		return judgePython(c, argv)
-	}
-	return c.rules(argv, nil)
+	return c.rules(argv, nil, nil)
 }
 
 // explicit returns the decision of a deny or ask rule that matches argv, if
@@ -329,11 +340,12 @@ func (c *checker) explicit(argv []string) (Decision, bool) {
 }
 
 // rules matches argv against the command rules in order deny, ask, allow.
-// keep, when set, limits the ask and allow rules that may match (deny rules
-// always apply).
-func (c *checker) rules(argv []string, keep func(*commandPattern) bool) Decision {
+// canon, when set, is argv with abbreviations spelled out: deny and ask
+// rules match it too. keep, when set, limits the ask and allow rules that
+// may match (deny rules always apply).
+func (c *checker) rules(argv, canon []string, keep func(*commandPattern) bool) Decision {
 	for _, r := range c.p.cmdDeny {
-		if r.match(argv, true) {
+		if r.match(argv, true) || (canon != nil && r.match(canon, true)) {
 			return ruleDecision(Deny, r, argv)
 		}
 	}
@@ -342,7 +354,7 @@ func (c *checker) rules(argv []string, keep func(*commandPattern) bool) Decision
 		v     Verdict
 	}{{c.p.cmdAsk, Ask}, {c.p.cmdAllow, Allow}} {
 		for _, r := range l.rules {
-			if (keep == nil || keep(r)) && r.match(argv, false) {
+			if (keep == nil || keep(r)) && (r.match(argv, false) || (l.v == Ask && canon != nil && r.match(canon, false))) {
 				return ruleDecision(l.v, r, argv)
 			}
 		}
@@ -429,7 +441,7 @@ func optionValueAt(a string) int {
 
 // pathWord checks one word that may be a path.
 func (c *checker) pathWord(w string) (Decision, bool) {
-	if w == "" {
+	if w == "" || isUnknown(w) {
 		return Decision{}, false
 	}
 	for _, pl := range c.places(w) {
@@ -496,6 +508,20 @@ func (c *checker) places(w string) []placed {
 	}
 	out := pls
 	for _, pl := range pls {
+		if pl.where == readOnly && path.IsAbs(w) {
+			// A path under a read-only folder is trusted by its text only
+			// when no symlink takes it elsewhere.
+			if sys, ok := c.links.(SystemLinks); ok {
+				t, ok := sys.ResolveSystem(path.Clean(w))
+				if !ok {
+					t = ""
+				}
+				if t != path.Clean(w) {
+					out = append(out, c.linkPlace(t))
+				}
+			}
+			continue
+		}
 		if pl.where != inside || pl.rel == "." {
 			continue
 		}

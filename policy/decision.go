@@ -102,6 +102,18 @@ type Links interface {
 	Glob(pattern string) (targets []string, ok bool)
 }
 
+// SystemLinks is what a Links may also answer: where an absolute path
+// under a commands.read_only_dirs folder leads. With it, a path there is
+// judged where its symlinks lead (/usr/lib/x -> /tmp/x is outside); a
+// Links without it leaves such paths judged by their text.
+type SystemLinks interface {
+	// ResolveSystem returns where abs, a cleaned absolute path, leads once
+	// every symlink on it is followed: a cleaned absolute path, or a
+	// workspace-relative one when it leads into the workspace. ok is false
+	// when a link cannot be followed.
+	ResolveSystem(abs string) (target string, ok bool)
+}
+
 // Command is a command line parsed from the model's text.
 type Command struct {
 	Line string `json:"line"`

@@ -121,7 +121,9 @@ type rawPolicy struct {
 		Shell        scalar   `yaml:"shell"`
 		ReadOnlyDirs []scalar `yaml:"read_only_dirs"`
 	} `yaml:"commands"`
-	Limits struct {
+	// Programs add program specs or replace built-in ones (specs/*.yaml).
+	Programs map[string]*rawSpec `yaml:"programs"`
+	Limits   struct {
 		Timeout scalar `yaml:"timeout"`
 		Memory  scalar `yaml:"memory"`
 		CPUs    scalar `yaml:"cpus"`
@@ -221,9 +223,17 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 	p.cmdDeny = b.commandRules("commands.deny", raw.Commands.Deny)
 	p.cmdAsk = b.commandRules("commands.ask", raw.Commands.Ask)
 	p.cmdAllow = b.commandRules("commands.allow", raw.Commands.Allow)
-	if raw.Commands.Shell.set {
-		p.shell = b.boolean(raw.Commands.Shell)
+	if sh := raw.Commands.Shell; sh.set {
+		switch {
+		case sh.kind == ast.StringType && sh.value == "pipes":
+			p.pipes = true
+		case sh.kind == ast.BoolType:
+			p.shell = b.boolean(sh)
+		default:
+			b.fail(sh, "want true, false or pipes, got %q", sh.value)
+		}
 	}
+	p.specs = b.specs(raw.Programs)
 	for i, s := range raw.Commands.ReadOnlyDirs {
 		if !s.set {
 			b.locate(&s, fmt.Sprintf("commands.read_only_dirs[%d]", i))
@@ -291,6 +301,30 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 		return nil, errors.Join(b.errs...)
 	}
 	return p, nil
+}
+
+// specs returns the built-in program specs with the file's programs
+// entries in place of (or next to) them.
+func (b *builder) specs(progs map[string]*rawSpec) *specSet {
+	base, err := builtin()
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return nil
+	}
+	if len(progs) == 0 {
+		return base
+	}
+	own, err := compileSpecFile(b.name, &rawSpecFile{Programs: progs})
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return nil
+	}
+	ss := base.with(own)
+	if err := own.checkExamplesIn(ss); err != nil {
+		b.errs = append(b.errs, err)
+		return nil
+	}
+	return ss
 }
 
 func (b *builder) str(s scalar) string {

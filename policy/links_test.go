@@ -62,7 +62,7 @@ paths:
   deny: [".git/**", "**/.env"]
   read_only: ["vendor/**"]
 commands:
-  allow: ["cat *", "ls *", "touch *", "rm *", "cp *", "go test *", "env *", "echo *"]
+  allow: ["cat *", "ls *", "touch *", "rm *", "cp *", "go test *", "env *", "echo *", "./** *"]
   shell: true
   read_only_dirs: ["/usr"]
 `))
@@ -99,6 +99,7 @@ commands:
 		{line: "cat --file=etc/passwd", reason: "leads through a symlink"},
 		{line: "ls", dir: "etc", reason: `working folder "etc" leads outside the workspace`},
 		{line: "rm /usr/lib/*", reason: "outside the workspace"},
+		{line: "./inc/tool --help", reason: `program "./inc/tool" leads through a symlink to "/usr/include/tool"`},
 
 		{line: "cat dep/a.go", want: Allow},
 		{line: "ls dep", want: Allow},
@@ -110,6 +111,7 @@ commands:
 		{line: "cat main.go etc.go", want: Allow},
 		{line: "go test ./...", want: Allow},
 		{line: "ls", dir: "src", want: Allow},
+		{line: "./src/tool --help", want: Allow},
 	}
 	for _, tt := range tests {
 		cmd, err := ParseCommand(tt.line)
@@ -125,6 +127,57 @@ commands:
 			if asWritten := p.CheckCommand(cmd, Scope{Workspace: "/ws"}); strings.Contains(asWritten.Reason, "symlink") {
 				t.Errorf("%s without Links: %s", tt.line, asWritten.Reason)
 			}
+		}
+	}
+}
+
+// systemLinks adds where absolute paths under read-only folders lead.
+type systemLinks struct {
+	fakeLinks
+	abs map[string]string
+}
+
+func (s systemLinks) ResolveSystem(abs string) (string, bool) {
+	for from, to := range s.abs {
+		if within(abs, from) {
+			return path.Join(to, strings.TrimPrefix(abs, from)), true
+		}
+	}
+	return abs, true
+}
+
+// TestSystemLinks: with a Links that also answers for read-only folders,
+// a path there is judged where it leads, not by its text.
+func TestSystemLinks(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("sys.yaml", []byte(`version: 1
+paths:
+  deny: ["**/.env"]
+commands:
+  allow: ["cat *", "python3 *"]
+  read_only_dirs: ["/usr"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := systemLinks{fakeLinks: fakeLinks{}, abs: map[string]string{
+		"/usr/lib/evil": "/tmp/evil", "/usr/share/secret": "/ws/.env", "/usr/lib/ok": "/usr/lib/python3",
+	}}
+	for _, tt := range []struct {
+		line string
+		want Verdict
+		why  string
+	}{
+		{"cat /usr/lib/evil/x", Deny, `leads through a symlink to "/tmp/evil/x"`},
+		{"cat /usr/share/secret", Deny, `paths.deny "**/.env"`},
+		{"python3 /usr/lib/evil/x.py", Deny, "outside the workspace"},
+		{"cat /usr/lib/ok/os.py", Allow, ""},
+		{"cat /usr/include/stdio.h", Allow, ""},
+	} {
+		cmd, _ := ParseCommand(tt.line)
+		d := p.CheckCommand(cmd, Scope{Workspace: "/ws", Links: links})
+		if d.Verdict != tt.want || !strings.Contains(d.Reason, tt.why) {
+			t.Errorf("%s: %v %s: %s; want %v with %q", tt.line, d.Verdict, d.Rule, d.Reason, tt.want, tt.why)
 		}
 	}
 }

@@ -61,6 +61,16 @@ func (p *commandPattern) hasLiteral(w string) bool {
 	return false
 }
 
+// hasLiterals reports whether the pattern names every word of ws literally.
+func (p *commandPattern) hasLiterals(ws []string) bool {
+	for _, w := range ws {
+		if !p.hasLiteral(w) {
+			return false
+		}
+	}
+	return true
+}
+
 func compileCommandPattern(r rule) (*commandPattern, error) {
 	words, err := splitPattern(r.src)
 	if err != nil {

@@ -20,7 +20,9 @@ type Policy struct {
 
 	cmdAllow, cmdAsk, cmdDeny []*commandPattern
 	shell                     bool
+	pipes                     bool // commands.shell: pipes
 	readOnlyDirs              []string
+	specs                     *specSet
 
 	toolAllow, toolAsk, toolDeny []pathRule
 
@@ -51,8 +53,15 @@ func (p *Policy) Limits() Limits { return p.limits }
 func (p *Policy) ConfirmTimeout() time.Duration { return p.confirmTimeout }
 
 // Shell reports whether command lines with shell constructs may run (as
-// sh -c) after each simple command inside has been checked.
+// sh -c) after each simple command inside has been checked. It is false
+// for commands.shell: pipes, which lets only pipelines into read-only
+// filters run.
 func (p *Policy) Shell() bool { return p.shell }
+
+// Pipes reports whether commands.shell is pipes: a line that is one plain
+// command piped into read-only filters may run (as sh -c), and no other
+// shell line.
+func (p *Policy) Pipes() bool { return p.pipes }
 
 // Workspace is the workspace folder as written in the file ("." when
 // omitted); callers resolve a relative one.

