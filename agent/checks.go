@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -88,6 +89,13 @@ func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
 func (r *run) check(ctx context.Context) error {
 	st := r.st
 	r.lastModelErr = nil
+	// The checks start from a clean sandbox: nothing the Worker's code
+	// left in /tmp, HOME or a cache runs inside them.
+	if rs, ok := r.sb.Sandbox.(sandbox.Resetter); ok {
+		if err := rs.Reset(ctx); err != nil {
+			return stopf(StopSandboxError, "reset the sandbox before the checks: %v", err)
+		}
+	}
 	f, err := r.critic.Check(tools.WithCallerRole(ctx, RoleCritic), *st.Plan)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -45,7 +46,13 @@ type PathRules func(rel string) Access
 type Entry struct {
 	Path string `json:"path"` // slash-separated, relative to the workspace
 	Dir  bool   `json:"dir,omitempty"`
+	// ID is the entry's device and inode: the same file under a new name
+	// (its folder renamed) is not a new entry.
+	ID FileID `json:"-"`
 }
+
+// FileID is a file's device and inode.
+type FileID struct{ Dev, Ino uint64 }
 
 // Layout is what PathRules select in one workspace at one moment: the
 // entries an isolating sandbox hides and those it binds read-only, each
@@ -59,40 +66,50 @@ type Layout struct {
 // Empty reports whether the layout covers nothing.
 func (l Layout) Empty() bool { return len(l.Hidden) == 0 && len(l.ReadOnly) == 0 }
 
-// Equal reports whether two layouts cover the same entries alike.
+// Size is the number of entries the layout covers.
+func (l Layout) Size() int { return len(l.Hidden) + len(l.ReadOnly) }
+
+// Equal reports whether two layouts cover the same files at the same
+// paths alike.
 func (l Layout) Equal(o Layout) bool {
 	return slices.Equal(l.Hidden, o.Hidden) && slices.Equal(l.ReadOnly, o.ReadOnly)
 }
 
-// NewHidden lists the entries hidden in l that old did not hide: paths
-// that appeared (or became hidden) between the two layouts.
+// NewHidden lists the entries hidden in l that are not files old hid:
+// what appeared (or became hidden) between the two layouts. Files are
+// compared by identity, so a hidden file whose folder was renamed is not
+// new, while a file put in place of a hidden one is.
 func (l Layout) NewHidden(old Layout) []Entry {
+	known := make(map[FileID]bool, len(old.Hidden))
+	for _, e := range old.Hidden {
+		known[e.ID] = true
+	}
 	var out []Entry
 	for _, e := range l.Hidden {
-		if _, found := slices.BinarySearchFunc(old.Hidden, e.Path, func(x Entry, p string) int { return cmpString(x.Path, p) }); !found {
+		if !known[e.ID] {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// maxLayoutEntries bounds a layout: past it, PlanLayout fails rather than
-// ask a runtime for thousands of mounts.
-const maxLayoutEntries = 4096
+// MaxLayoutEntries is the most entries a sandbox lays out as mounts; a
+// layout past it is an error (ErrLayoutTooLarge) rather than thousands of
+// mounts.
+const MaxLayoutEntries = 4096
 
 // ErrLayoutTooLarge is wrapped when the rules select more than a sandbox can
 // lay out as mounts.
 var ErrLayoutTooLarge = errors.New("path rules select too many entries")
+
+// CheckSize is an error wrapping ErrLayoutTooLarge when l covers more than
+// MaxLayoutEntries.
+func (l Layout) CheckSize() error {
+	if n := l.Size(); n > MaxLayoutEntries {
+		return fmt.Errorf("%w: %d hidden or read-only entries, at most %d", ErrLayoutTooLarge, n, MaxLayoutEntries)
+	}
+	return nil
+}
 
 // PlanLayout walks the workspace folder dir without following symlinks and
 // applies rules to every entry. A hidden folder is not entered, except to
@@ -102,30 +119,25 @@ var ErrLayoutTooLarge = errors.New("path rules select too many entries")
 // covered itself: whatever it points to inside the workspace is judged by
 // its own name, and a sandbox binds over targets, not links.
 //
-// The walk only reads; nothing it does follows a link out of dir.
+// The walk only reads, through an os.Root, so nothing leads it out of dir;
+// names that are not UTF-8 are walked like any other. It does not bound
+// the layout's size: see CheckSize.
 func PlanLayout(dir string, rules PathRules) (Layout, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return Layout{}, fmt.Errorf("sandbox layout: %w", err)
 	}
 	defer root.Close()
-	fsys := root.FS()
 	var (
 		l      Layout
-		linked = map[fileID]bool{} // hidden files with more than one name
+		linked = map[FileID]bool{} // hidden files with more than one name
 		multi  []Entry             // visible files with more than one name
-		ids    = map[string]fileID{}
 	)
-	walkErr := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walked: nothing to cover
-			}
-			return err
+	walkErr := WalkRoot(root, func(p string, info fs.FileInfo) bool {
+		if info.Mode()&fs.ModeSymlink != 0 {
+			return false
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
+		id, nlink := identity(info)
 		a := rules(p)
 		if p == "." && a != Writable {
 			// The workspace itself: a sandbox cannot bind over its own
@@ -134,42 +146,94 @@ func PlanLayout(dir string, rules PathRules) (Layout, error) {
 		}
 		switch a {
 		case Hidden:
-			l.Hidden = append(l.Hidden, Entry{Path: p, Dir: d.IsDir()})
-			if d.IsDir() {
-				collectLinked(fsys, p, linked)
-				return fs.SkipDir
+			l.Hidden = append(l.Hidden, Entry{Path: p, Dir: info.IsDir(), ID: id})
+			if info.IsDir() {
+				WalkRoot(root, func(q string, qi fs.FileInfo) bool {
+					if qid, n := identity(qi); qi.Mode().IsRegular() && n > 1 {
+						linked[qid] = true
+					}
+					return true
+				}, p)
+				return false
 			}
-			if id, ok := linkedID(d); ok {
+			if info.Mode().IsRegular() && nlink > 1 {
 				linked[id] = true
 			}
-			return nil
+			return false
 		case ReadOnly:
 			if !readOnlyParent(l.ReadOnly, p) {
-				l.ReadOnly = append(l.ReadOnly, Entry{Path: p, Dir: d.IsDir()})
+				l.ReadOnly = append(l.ReadOnly, Entry{Path: p, Dir: info.IsDir(), ID: id})
 			}
 		}
-		if !d.IsDir() {
-			if id, ok := linkedID(d); ok {
-				multi = append(multi, Entry{Path: p})
-				ids[p] = id
-			}
+		if info.Mode().IsRegular() && nlink > 1 {
+			multi = append(multi, Entry{Path: p, ID: id})
 		}
-		if len(l.Hidden)+len(l.ReadOnly) > maxLayoutEntries {
-			return fmt.Errorf("%w: more than %d in %s", ErrLayoutTooLarge, maxLayoutEntries, dir)
-		}
-		return nil
-	})
+		return true
+	}, ".")
 	if walkErr != nil {
 		return Layout{}, fmt.Errorf("sandbox layout: %w", walkErr)
 	}
 	for _, e := range multi {
-		if linked[ids[e.Path]] {
+		if linked[e.ID] {
 			l.Hidden = append(l.Hidden, e)
 		}
 	}
 	sortEntries(l.Hidden)
 	sortEntries(l.ReadOnly)
 	return l, nil
+}
+
+// WalkRoot calls fn for start (a path relative to root) and, when fn
+// returns true for a folder, for everything below it, parents before
+// children and each folder's entries in name order, without following
+// symlinks. Unlike fs.WalkDir over root.FS(), it walks names that are not
+// valid UTF-8 (a sandboxed program can make them) instead of failing.
+// Entries that vanish while it walks are skipped; other errors are
+// returned once the walk is done with what it could reach.
+func WalkRoot(root *os.Root, fn func(rel string, info fs.FileInfo) bool, start string) error {
+	info, err := root.Lstat(start)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	var walk func(rel string, info fs.FileInfo)
+	walk = func(rel string, info fs.FileInfo) {
+		if !fn(rel, info) || !info.IsDir() {
+			return
+		}
+		f, err := root.Open(rel)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			return
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			child := name
+			if rel != "." {
+				child = rel + "/" + name
+			}
+			ci, err := root.Lstat(child)
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			walk(child, ci)
+		}
+	}
+	walk(start, info)
+	return errors.Join(errs...)
 }
 
 // readOnlyParent reports whether a folder already listed read-only holds p.
@@ -184,38 +248,14 @@ func readOnlyParent(ro []Entry, p string) bool {
 }
 
 func sortEntries(es []Entry) {
-	slices.SortFunc(es, func(a, b Entry) int { return cmpString(a.Path, b.Path) })
+	slices.SortFunc(es, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 }
 
-// fileID is a file's device and inode.
-type fileID struct{ dev, ino uint64 }
-
-// linkedID is d's identity when it is a regular file with more than one
-// link.
-func linkedID(d fs.DirEntry) (fileID, bool) {
-	if !d.Type().IsRegular() {
-		return fileID{}, false
-	}
-	info, err := d.Info()
-	if err != nil {
-		return fileID{}, false
-	}
+// identity is a file's device and inode and its number of links.
+func identity(info fs.FileInfo) (FileID, uint64) {
 	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok || st.Nlink < 2 {
-		return fileID{}, false
+	if !ok {
+		return FileID{}, 0
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
-}
-
-// collectLinked adds the files under dir with more than one link.
-func collectLinked(fsys fs.FS, dir string, into map[fileID]bool) {
-	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if id, ok := linkedID(d); ok {
-			into[id] = true
-		}
-		return nil
-	})
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, uint64(st.Nlink)
 }

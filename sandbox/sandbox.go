@@ -70,3 +70,12 @@ type Result struct {
 
 // Truncated reports whether either stream was cut.
 func (r Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
+
+// Resetter is a Sandbox that can start over between two commands, so that
+// nothing earlier commands left outside the workspace (temporary files,
+// HOME, a build cache's writable layer) reaches later ones. The agent
+// resets before the Critic's checks, so that the Worker's code cannot
+// prepare what they run.
+type Resetter interface {
+	Reset(ctx context.Context) error
+}

@@ -69,9 +69,14 @@ type Sandbox struct {
 	container client.Container
 	task      client.Task
 	initPid   int
+	initPids  map[int]bool // init and its FIFO reader: all the reaper spares
 	cg        *cgroup
-	layout    sandbox.Layout
-	restarts  int
+	// fresh asks the next command for a new container: new /tmp and HOME,
+	// an empty build cache layer (Reset, or an OOM kill that may have left
+	// memory pinned).
+	fresh    bool
+	layout   sandbox.Layout
+	restarts int
 
 	mu     sync.Mutex
 	closed bool
@@ -147,6 +152,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.pickUser(); err != nil {
 		return nil, err
 	}
+	if err := privateDir(cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("sandbox state: %w", err)
+	}
 	stateDir := filepath.Join(cfg.StateDir, cfg.RunID)
 	if _, err := os.Lstat(stateDir); err == nil {
 		return nil, fmt.Errorf("sandbox state %s exists: is run %s still running?", stateDir, cfg.RunID)
@@ -178,6 +186,30 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	return s, nil
 }
 
+// privateDir makes dir (0700) when missing and checks that it is a real
+// folder of this process's user that nobody else may write: root works in
+// it, and another local user who could put a symlink there could have root
+// change files of theirs choosing.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder (a symlink?)", dir)
+	case ok && int(sys.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to uid %d, not to this user (%d)", dir, sys.Uid, os.Geteuid())
+	case st.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s is writable by others (mode %v): make it 0700 or choose another folder", dir, st.Mode().Perm())
+	}
+	return nil
+}
+
 // makeState creates the run's state folder: the rootfs, the cache, the
 // FIFOs of commands' output, the liveness FIFO (held open for writing by
 // this process alone; only init's uid may open it), and the empty file
@@ -188,7 +220,7 @@ func (s *Sandbox) makeState() error {
 			return err
 		}
 	}
-	if err := os.Chown(s.cacheDir(), int(s.uid), int(s.gid)); err != nil {
+	if err := os.Lchown(s.cacheDir(), int(s.uid), int(s.gid)); err != nil {
 		return err
 	}
 	if err := os.Mkdir(filepath.Join(s.stateDir, "empty-dir"), 0); err != nil {
@@ -201,7 +233,7 @@ func (s *Sandbox) makeState() error {
 	if err := syscall.Mkfifo(fifo, 0o400); err != nil {
 		return fmt.Errorf("liveness fifo: %w", err)
 	}
-	if err := os.Chown(fifo, int(s.initUID), int(s.initUID)); err != nil {
+	if err := os.Lchown(fifo, int(s.initUID), int(s.initUID)); err != nil {
 		return err
 	}
 	// O_RDWR never blocks on a FIFO, and this one stays open, close-on-exec,
@@ -222,7 +254,8 @@ func (s *Sandbox) cacheDir() string {
 	return filepath.Join(s.stateDir, "cache")
 }
 
-// planLayout is the layout the rules select in the workspace now.
+// planLayout is the layout the rules select in the workspace now, of any
+// size (see prepare).
 func (s *Sandbox) planLayout() (sandbox.Layout, error) {
 	if s.cfg.Rules == nil {
 		return sandbox.Layout{}, nil
@@ -256,7 +289,7 @@ func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
 	}
 	s.initPid = int(s.task.Pid())
 	s.cg, _ = cgroupOf(s.initPid) // nil: reap falls back to containerd's listing
-	s.protectInit()
+	s.protectInit(ctx)
 	s.ooms.Store(s.oomKills(ctx))
 	return nil
 }
@@ -271,7 +304,49 @@ func (s *Sandbox) restart(ctx context.Context, layout sandbox.Layout) error {
 		s.container, s.task = nil, nil
 	}
 	s.restarts++
+	if s.fresh {
+		if err := s.resetCacheLayer(); err != nil {
+			return err
+		}
+	}
+	s.fresh = false
 	return s.start(ctx, layout)
+}
+
+// Reset makes the next command run in a new container: nothing an earlier
+// command left in /tmp, HOME or the build cache's writable layer (a planted
+// .pth file, a Go env file, a forged cache entry) is there. The agent
+// resets before the Critic's checks, so the Worker's code cannot prepare
+// what they run.
+func (s *Sandbox) Reset(ctx context.Context) error {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	s.fresh = true
+	return nil
+}
+
+// resetCacheLayer empties the run's writable cache: the /cache folder and
+// the upper layer over the warm base. Callers hold execMu, with no
+// container running.
+func (s *Sandbox) resetCacheLayer() error {
+	dirs := []string{s.cacheDir()}
+	if s.warmBase != "" {
+		dirs = append(dirs, filepath.Join(s.stateDir, "gocache", "upper"), filepath.Join(s.stateDir, "gocache", "work"))
+	}
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("reset %s: %w", d, err)
+		}
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("reset %s: %w", d, err)
+		}
+		if filepath.Base(d) != "work" {
+			if err := os.Lchown(d, int(s.uid), int(s.gid)); err != nil {
+				return fmt.Errorf("reset %s: %w", d, err)
+			}
+		}
+	}
+	return nil
 }
 
 // initAlive reports whether the container's init still runs, by asking
@@ -292,8 +367,12 @@ func (s *Sandbox) initAlive() bool {
 // folders; without network, module and package downloads are off so that
 // they fail fast.
 func containerEnv(cfg Config) []string {
+	// GOFLAGS and GOENV are set so that a Go env file or variable a
+	// command plants in HOME cannot change later commands' go (the
+	// Critic's go test -json above all); PYTHONNOUSERSITE keeps a planted
+	// user site-packages (.pth files) out of later Python.
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
-		"GOTELEMETRY=off"}
+		"GOTELEMETRY=off", "GOFLAGS=", "GOENV=off", "PYTHONNOUSERSITE=1"}
 	if cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+ModCacheDir)
 	}
@@ -389,7 +468,12 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 	if err := ctx.Err(); err != nil {
 		return sandbox.Result{}, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
 	}
-	if err := s.prepare(ctx); err != nil {
+	if err := s.prepare(ctx); errors.Is(err, errDiskFull) {
+		// The model can fix this one: delete what it wrote.
+		msg := fmt.Sprintf("trio: not run: the run has already written %d MiB, past limits.disk (%d MiB); delete files to go on\n",
+			s.written()>>20, s.cfg.Limits.Disk>>20)
+		return sandbox.Result{ExitCode: 1, DiskExceeded: true, Stderr: msg}, nil
+	} else if err != nil {
 		return sandbox.Result{}, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
 	}
 	timeout := cmd.Timeout
@@ -417,13 +501,19 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !s.initAlive() || !layout.Equal(s.layout) {
+	if err := layout.CheckSize(); err != nil {
+		return err
+	}
+	if s.fresh || !s.initAlive() || !layout.Equal(s.layout) {
 		rctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 		err := s.restart(rctx, layout)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("restart the container: %w", err)
 		}
+	}
+	if s.overDisk() {
+		return errDiskFull
 	}
 	if s.adopt {
 		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
@@ -434,10 +524,13 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 }
 
 // afterCommand removes what a command made that the rules hide: a hidden
-// path that did not exist (or was not hidden) before the command, such as
-// a .git folder with a hostile config in a workspace that had none. The
-// sandboxed code wrote it, so nothing of the user's is lost, and it could
-// otherwise act on the host later (git runs core.fsmonitor). Each removal
+// file or folder that was not hidden before the command (compared by
+// device and inode, so a hidden file whose folder the command renamed is
+// the same file, and stays), such as a .git folder with a hostile config
+// in a workspace that had none. The sandboxed code wrote it, so nothing of
+// the user's is lost, and it could otherwise act on the host later (git
+// runs core.fsmonitor). The plan here has no size bound, so a command
+// cannot dodge the removal by making too many hidden files. Each removal
 // is noted on stderr.
 func (s *Sandbox) afterCommand(stderr io.Writer) error {
 	if s.cfg.Rules == nil {
@@ -539,6 +632,9 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 		n := s.oomKills(bg)
 		s.ooms.Store(n)
 		res.OOMKilled = n > oomBefore
+		// Memory an OOM could not free (tmpfs, shared memory) would fail
+		// every later command: the next one gets a new container.
+		s.fresh = s.fresh || res.OOMKilled
 	}
 	if reapErr != nil {
 		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], reapErr)

@@ -1,11 +1,14 @@
 package containerd
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/trioagent/trio/sandbox"
 )
 
 // diskPoll is how often a running command's writes are measured against
@@ -14,8 +17,17 @@ import (
 // killed; RLIMIT_FSIZE bounds any single file at the limit regardless.
 const diskPoll = 100 * time.Millisecond
 
-// usage is the space the files under dir take (allocated blocks), without
-// following symlinks. Entries that vanish during the walk are skipped.
+// errDiskFull is prepare's word that the run is already past Limits.Disk.
+var errDiskFull = errors.New("disk limit reached")
+
+// minEntrySize is what each file, folder or link counts at least: empty
+// files take no blocks but an inode each, and a run must not exhaust the
+// host's inodes within its byte limit.
+const minEntrySize = 4 << 10
+
+// usage is the space the files under dir take (allocated blocks, at least
+// minEntrySize an entry), without following symlinks. Entries that vanish
+// during the walk are skipped.
 func usage(dir string) int64 {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -23,19 +35,12 @@ func usage(dir string) int64 {
 	}
 	defer root.Close()
 	var total int64
-	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
+	sandbox.WalkRoot(root, func(_ string, info fs.FileInfo) bool {
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			total += st.Blocks * 512
+			total += max(st.Blocks*512, minEntrySize)
 		}
-		return nil
-	})
+		return true
+	}, ".")
 	return total
 }
 
@@ -60,7 +65,9 @@ func (s *Sandbox) watchDisk(kill func()) (stop func() bool) {
 	done := make(chan struct{})
 	hit := make(chan bool, 1)
 	go func() {
-		t := time.NewTicker(diskPoll)
+		// The next measure is one interval after the last one ended, so a
+		// slow walk (a tree of many files) never queues up behind itself.
+		t := time.NewTimer(diskPoll)
 		defer t.Stop()
 		for {
 			select {
@@ -74,6 +81,7 @@ func (s *Sandbox) watchDisk(kill func()) (stop func() bool) {
 					hit <- true
 					return
 				}
+				t.Reset(diskPoll)
 			}
 		}
 	}()

@@ -145,16 +145,21 @@ func (cg *cgroup) setFrozen(frozen bool) error {
 }
 
 // procInfo is what the reaper needs of a process: its real uid and whether
-// it is a zombie (already dead, waiting for its parent).
-func procInfo(pid int) (uid int, zombie, ok bool) {
+// it is dead, waiting only for its parent to reap it: a zombie leader whose
+// other threads still run (it called exit, not exit_group) is alive.
+func procInfo(pid int) (uid int, dead, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, false, false
 	}
 	uid = -1
+	zombie, threads := false, 1
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, found := strings.CutPrefix(line, "State:"); found {
 			zombie = strings.Contains(v, "Z") || strings.Contains(v, "X")
+		}
+		if v, found := strings.CutPrefix(line, "Threads:"); found {
+			threads, _ = strconv.Atoi(strings.TrimSpace(v))
 		}
 		if v, found := strings.CutPrefix(line, "Uid:"); found {
 			if fs := strings.Fields(v); len(fs) > 0 {
@@ -162,26 +167,21 @@ func procInfo(pid int) (uid int, zombie, ok bool) {
 			}
 		}
 	}
-	return uid, zombie, uid >= 0
+	return uid, zombie && threads <= 1, uid >= 0
 }
 
 // reapTimeout bounds how long reap waits for the container to hold only
 // its init processes.
 const reapTimeout = 5 * time.Second
 
-// reap kills, from the host, every process in the container that does not
-// belong to the init uid (init and its FIFO reader), and waits until none
-// is left. The cgroup is frozen while it signals, so nothing forks away
-// between the listing and the kill. Commands cannot take the init uid: they
-// run without capabilities and with no-new-privileges.
+// reap kills, from the host, every process in the container but init and
+// its FIFO reader (known by pid since the container started), and waits
+// until none is left but the dead. The cgroup is frozen while it signals,
+// so nothing forks away between the listing and the kill.
 func (s *Sandbox) reap(ctx context.Context) error {
-	cg := s.cg
-	if cg == nil {
-		return s.reapByRPC(ctx)
-	}
 	deadline := time.Now().Add(reapTimeout)
 	for round := 0; ; round++ {
-		pids, err := cg.pids()
+		pids, err := s.listPids(ctx)
 		if err != nil {
 			if os.IsNotExist(err) {
 				return nil // the container is gone: nothing to reap
@@ -190,8 +190,10 @@ func (s *Sandbox) reap(ctx context.Context) error {
 		}
 		var victims []int
 		for _, pid := range pids {
-			uid, zombie, ok := procInfo(pid)
-			if ok && !zombie && uid != int(s.initUID) {
+			if s.initPids[pid] {
+				continue
+			}
+			if _, dead, ok := procInfo(pid); ok && !dead {
 				victims = append(victims, pid)
 			}
 		}
@@ -201,41 +203,14 @@ func (s *Sandbox) reap(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d processes survive SIGKILL in the container", len(victims))
 		}
-		frozen := cg.setFrozen(true) == nil
+		frozen := s.cg != nil && s.cg.setFrozen(true) == nil
 		for _, pid := range victims {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if frozen {
-			cg.setFrozen(false)
+			s.cg.setFrozen(false)
 		}
 		time.Sleep(time.Duration(min(round, 20)) * 250 * time.Microsecond)
-	}
-}
-
-// reapByRPC is reap through containerd's own process listing, for hosts
-// where the cgroup files are not readable from here.
-func (s *Sandbox) reapByRPC(ctx context.Context) error {
-	deadline := time.Now().Add(reapTimeout)
-	for {
-		ps, err := s.task.Pids(ctx)
-		if err != nil {
-			return fmt.Errorf("list container processes: %w", err)
-		}
-		left := 0
-		for _, p := range ps {
-			uid, zombie, ok := procInfo(int(p.Pid))
-			if ok && !zombie && uid != int(s.initUID) {
-				left++
-				syscall.Kill(int(p.Pid), syscall.SIGKILL)
-			}
-		}
-		if left == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d processes survive SIGKILL in the container", left)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -243,28 +218,43 @@ func (s *Sandbox) reapByRPC(ctx context.Context) error {
 // a command that exhausts the memory limit is killed, the container is not.
 // Lowering oom_score_adj needs privilege, so it is done from here; runc
 // 1.1 fails to start a container whose spec asks for -1000. The reader is
-// forked by init just after start, so this waits (briefly) for it.
-func (s *Sandbox) protectInit() {
-	set := func(pid int) { os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-1000"), 0) }
-	set(s.initPid)
-	if s.cg == nil {
-		return
-	}
-	for range 200 {
-		pids, err := s.cg.pids()
+// forked by init just after start, so this waits for it.
+//
+// It also records init's pids, the only ones the reaper spares: no command
+// has run yet, so the processes of init's uid now are init and its reader.
+func (s *Sandbox) protectInit(ctx context.Context) {
+	s.initPids = map[int]bool{}
+	for range 4000 {
+		pids, err := s.listPids(ctx)
 		if err != nil {
 			return
 		}
-		n := 0
 		for _, pid := range pids {
-			if uid, _, ok := procInfo(pid); ok && uid == int(s.initUID) {
-				set(pid)
-				n++
+			if uid, _, ok := procInfo(pid); ok && uid == int(s.initUID) && !s.initPids[pid] {
+				s.initPids[pid] = true
+				os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-1000"), 0)
 			}
 		}
-		if n >= 2 {
+		if len(s.initPids) >= 2 {
 			return
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
+}
+
+// listPids lists the container's processes: from its cgroup, else through
+// containerd.
+func (s *Sandbox) listPids(ctx context.Context) ([]int, error) {
+	if s.cg != nil {
+		return s.cg.pids()
+	}
+	ps, err := s.task.Pids(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = int(p.Pid)
+	}
+	return out, nil
 }

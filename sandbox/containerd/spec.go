@@ -12,6 +12,7 @@ import (
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/contrib/seccomp"
+	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -66,7 +67,7 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 	if pids <= 0 {
 		pids = DefaultPids
 	}
-	specOpts = append(specOpts, oci.WithPidsLimit(pids))
+	specOpts = append(specOpts, oci.WithPidsLimit(pids), s.withIPCLimits())
 	labels := map[string]string{
 		LabelManaged: "true",
 		LabelRun:     s.cfg.RunID,
@@ -111,6 +112,25 @@ func (s *Sandbox) baseProcess() *specs.Process {
 		p.Rlimits = append(p.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_FSIZE", Hard: uint64(d), Soft: uint64(d)})
 	}
 	return p
+}
+
+// withIPCLimits bounds System V shared memory, which outlives every
+// process and counts against the memory limit, to what one tmpfs may hold
+// (these sysctls are per IPC namespace, and the container has its own).
+func (s *Sandbox) withIPCLimits() oci.SpecOpts {
+	size := tmpfsSize(s.cfg.Limits.Memory)
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, spec *oci.Spec) error {
+		if spec.Linux == nil {
+			spec.Linux = &specs.Linux{}
+		}
+		if spec.Linux.Sysctl == nil {
+			spec.Linux.Sysctl = map[string]string{}
+		}
+		spec.Linux.Sysctl["kernel.shmmax"] = strconv.FormatInt(size, 10)
+		spec.Linux.Sysctl["kernel.shmall"] = strconv.FormatInt(size/4096, 10)
+		spec.Linux.Sysctl["kernel.shmmni"] = "64"
+		return nil
+	}
 }
 
 // tmpfsSize is the size of each of the two tmpfs mounts (/tmp and HOME):
@@ -191,7 +211,7 @@ func (s *Sandbox) populateRootFS(rootfs string) error {
 			return fmt.Errorf("rootfs: %w", err)
 		}
 	}
-	if err := os.Chown(filepath.Join(rootfs, HomeDir[1:]), int(s.uid), int(s.gid)); err != nil {
+	if err := os.Lchown(filepath.Join(rootfs, HomeDir[1:]), int(s.uid), int(s.gid)); err != nil {
 		return fmt.Errorf("rootfs: %w", err)
 	}
 	name := "trio"

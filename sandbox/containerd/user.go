@@ -65,36 +65,29 @@ func adoptTree(root string, uid, gid int, rules sandbox.PathRules) error {
 // skipping what rules do not leave writable. It works through an os.Root
 // opened on dir, so no symlink, however it was swapped in, leads the walk
 // or a chown outside dir; callers also run it only while no sandboxed
-// process is alive to swap anything. Entries that vanish are skipped.
+// process is alive to swap anything. A file with more than one link is
+// left alone: its other names may lie outside the workspace (a hard link
+// into a package cache), and an inode's owner is the same under every
+// name. Entries that vanish are skipped.
 func chownTree(dir string, uid, gid int, rules sandbox.PathRules, want func(*syscall.Stat_t) bool) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
+	var errs []error
+	walkErr := sandbox.WalkRoot(root, func(p string, info fs.FileInfo) bool {
 		if rules != nil && p != "." && rules(p) != sandbox.Writable {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+			return false
 		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); !ok || !want(st) {
-			return nil
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if !ok || (!info.IsDir() && st.Nlink > 1) || !want(st) {
+			return true
 		}
 		if err := root.Lchown(p, uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			errs = append(errs, err)
 		}
-		return nil
-	})
+		return true
+	}, ".")
+	return errors.Join(walkErr, errors.Join(errs...))
 }

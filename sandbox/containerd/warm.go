@@ -91,6 +91,9 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	if err := privateDir(s.cfg.WarmCache); err != nil {
+		return fmt.Errorf("warm cache: %w", err)
+	}
 	base := filepath.Join(s.cfg.WarmCache, "go-build-"+key)
 	if _, err := os.Stat(filepath.Join(base, "README")); err != nil {
 		if err := s.buildWarm(ctx, base); err != nil {
@@ -103,7 +106,7 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 			return fmt.Errorf("warm cache: %w", err)
 		}
 	}
-	if err := os.Chown(filepath.Join(dir, "upper"), int(s.uid), int(s.gid)); err != nil {
+	if err := os.Lchown(filepath.Join(dir, "upper"), int(s.uid), int(s.gid)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	s.warmBase = base
@@ -147,7 +150,8 @@ func toolchainKey(dirs []string) (string, bool) {
 // place, so a half-built base is never used. A lock file keeps two runs
 // from building it at once; the second waits and uses the first's.
 func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
-	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+	// Private: every run trusts what is in it.
+	if err := privateDir(filepath.Dir(base)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
@@ -192,7 +196,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	defer w.Close()
-	if err := os.Chown(cache, int(w.uid), int(w.gid)); err != nil {
+	if err := os.Lchown(cache, int(w.uid), int(w.gid)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	for _, argv := range [][]string{{"go", "test", "./..."}} {
