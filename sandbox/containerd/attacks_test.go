@@ -23,20 +23,7 @@ import (
 
 func attackOpen(t *testing.T) sandboxtest.Opener {
 	requireContainerd(t)
-	return func(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		s, err := New(ctx, Config{Workspace: dir, Limits: limits, Rules: rules})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Logf("Close: %v", err)
-			}
-		})
-		return s
-	}
+	return openForEffects
 }
 
 // pyNoFatal is Env.Python that returns the gate's Go error instead of

@@ -1,31 +1,22 @@
 package containerd
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/sandbox"
 )
+
+// openForEffects is the effect table's Opener for this kind: a sandbox on
+// dir with the rules laid out, closed when the test ends.
+func openForEffects(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
+	return newSandbox(t, Config{Workspace: dir, Limits: limits, Rules: rules})
+}
 
 // TestEffects runs the effect table against real containerd: hostile
 // programs through the gate with the shipped unattended policy, effects
 // checked on the host.
 func TestEffects(t *testing.T) {
 	requireContainerd(t)
-	sandboxtest.Run(t, func(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		s, err := New(ctx, Config{Workspace: dir, Limits: limits, Rules: rules})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-		return s
-	}, nil)
+	sandboxtest.Run(t, openForEffects, nil)
 }
