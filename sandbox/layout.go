@@ -137,7 +137,7 @@ func PlanLayout(dir string, rules PathRules) (Layout, error) {
 		if info.Mode()&fs.ModeSymlink != 0 {
 			return false
 		}
-		id, nlink := identity(info)
+		id, nlink := Identity(info)
 		a := rules(p)
 		if p == "." && a != Writable {
 			// The workspace itself: a sandbox cannot bind over its own
@@ -149,7 +149,7 @@ func PlanLayout(dir string, rules PathRules) (Layout, error) {
 			l.Hidden = append(l.Hidden, Entry{Path: p, Dir: info.IsDir(), ID: id})
 			if info.IsDir() {
 				WalkRoot(root, func(q string, qi fs.FileInfo) bool {
-					if qid, n := identity(qi); qi.Mode().IsRegular() && n > 1 {
+					if qid, n := Identity(qi); qi.Mode().IsRegular() && n > 1 {
 						linked[qid] = true
 					}
 					return true
@@ -251,8 +251,9 @@ func sortEntries(es []Entry) {
 	slices.SortFunc(es, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 }
 
-// identity is a file's device and inode and its number of links.
-func identity(info fs.FileInfo) (FileID, uint64) {
+// Identity is a file's device and inode and its number of links (zero
+// where the platform does not say).
+func Identity(info fs.FileInfo) (FileID, uint64) {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
 		return FileID{}, 0

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"syscall"
 
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
 )
 
 // The hard-link rule (see "Hard links" in the package doc): a file's
@@ -19,20 +19,14 @@ import (
 // the names not yet found count as outside the workspace (refused).
 const maxLinkScan = 200_000
 
-// fileID is a file's device and inode.
-type fileID struct{ dev, ino uint64 }
-
 // multiLinked returns fi's identity and link count when fi is a regular
 // file with more than one link.
-func multiLinked(fi fs.FileInfo) (fileID, uint64, bool) {
+func multiLinked(fi fs.FileInfo) (sandbox.FileID, uint64, bool) {
 	if !fi.Mode().IsRegular() {
-		return fileID{}, 0, false
+		return sandbox.FileID{}, 0, false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Nlink < 2 {
-		return fileID{}, 0, false
-	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, uint64(st.Nlink), true
+	id, n := sandbox.Identity(fi)
+	return id, n, n >= 2
 }
 
 // hardLinks finds the names, inside the workspace, of files with more than
@@ -42,13 +36,13 @@ type hardLinks struct {
 	ws      *Workspace
 	built   bool
 	partial bool // the walk stopped at maxLinkScan
-	names   map[fileID][]string
+	names   map[sandbox.FileID][]string
 }
 
 func (ws *Workspace) hardLinks() *hardLinks { return &hardLinks{ws: ws} }
 
 // of returns the workspace names of the file id, sorted.
-func (h *hardLinks) of(ctx context.Context, id fileID) ([]string, error) {
+func (h *hardLinks) of(ctx context.Context, id sandbox.FileID) ([]string, error) {
 	if !h.built {
 		if err := h.build(ctx); err != nil {
 			return nil, err
@@ -58,7 +52,7 @@ func (h *hardLinks) of(ctx context.Context, id fileID) ([]string, error) {
 }
 
 func (h *hardLinks) build(ctx context.Context) error {
-	h.names = map[fileID][]string{}
+	h.names = map[sandbox.FileID][]string{}
 	seen := 0
 	err := fs.WalkDir(h.ws.Root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
