@@ -535,7 +535,7 @@ wait:
 			kill()
 		case <-poll:
 			t0 := time.Now()
-			if s.diskUsed() > lim.Disk {
+			if s.diskUsed() >= lim.Disk {
 				overDisk = true
 				kill()
 				continue
@@ -561,7 +561,9 @@ wait:
 	}
 	res := sandbox.Result{ExitCode: code, TimedOut: timedOut}
 	if lim.Disk > 0 && !timedOut && !cancelled {
-		if overDisk || code == 128+int(syscall.SIGXFSZ) || s.diskUsed() > lim.Disk {
+		// At the limit counts: RLIMIT_FSIZE stops a file exactly there,
+		// and a program that ignores SIGXFSZ (Python) exits normally.
+		if overDisk || code == 128+int(syscall.SIGXFSZ) || s.diskUsed() >= lim.Disk {
 			res.DiskExceeded = true
 			fmt.Fprintf(stderr, "\ntrio: disk limit of %s exceeded: the run's files (workspace growth and build cache) "+
 				"may take no more; delete files to go on\n", formatBytes(lim.Disk))
