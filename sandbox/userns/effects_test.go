@@ -76,9 +76,9 @@ func newEffects(t *testing.T) *effects {
 		t.Fatal(err)
 	}
 	writeTree(t, e.home, map[string]string{
-		".ssh/id_ed25519":     canarySSH + "\n",
+		".ssh/id_ed25519":      canarySSH + "\n",
 		".config/gh/hosts.yml": "oauth_token: " + canaryConfig + "\n",
-		".bashrc":             "# the user's shell\n",
+		".bashrc":              "# the user's shell\n",
 	})
 	writeTree(t, e.outside, map[string]string{"notes.txt": "the user's notes\n"})
 	t.Setenv("HOME", e.home)
