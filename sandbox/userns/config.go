@@ -21,9 +21,6 @@ const (
 	HomeDir      = containerd.HomeDir
 	CacheDir     = containerd.CacheDir
 	ModCacheDir  = containerd.ModCacheDir
-	// initPath is where the running executable is bound, read-only, to
-	// restrict itself with Landlock before it runs the command.
-	initPath = "/.trio/init"
 )
 
 // DefaultPids is the RLIMIT_NPROC when Limits.Pids is not positive, so a

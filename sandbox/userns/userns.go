@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/userns/internal/confine"
 )
 
 // pipeGrace bounds the wait for a command's output after bwrap is gone.
@@ -38,7 +39,7 @@ const diskPollMin = 100 * time.Millisecond
 type Sandbox struct {
 	cfg      Config
 	stateDir string   // generated /etc files, empty stand-ins, the build cache
-	exe      *os.File // this executable, bound at initPath
+	exe      *os.File // this executable, bound at confine.Path
 	filter   []byte   // seccomp program
 	env      []string
 	base     []string // bwrap arguments every command shares
@@ -422,22 +423,22 @@ func (s *Sandbox) diskUsed() int64 {
 
 func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
 	lim := s.cfg.Limits
-	spec := initSpec{
+	spec := confine.Spec{
 		Writable: []string{WorkspaceDir, "/tmp", HomeDir, CacheDir, "/dev"},
 		DenyTCP:  s.cfg.DenyTCP,
-		Rlimits: []rlimit{
+		Rlimits: []confine.Rlimit{
 			{Resource: unix.RLIMIT_NPROC, Value: uint64(s.pids())},
 			{Resource: unix.RLIMIT_CORE, Value: 0},
 		},
 	}
 	if lim.Memory > 0 {
-		spec.Rlimits = append(spec.Rlimits, rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
 	}
 	if lim.Disk > 0 {
 		// No single file may take more than what is left; the walk below
 		// catches many smaller ones.
 		left := max(lim.Disk-s.diskUsed(), 0)
-		spec.Rlimits = append(spec.Rlimits, rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
 	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
@@ -449,11 +450,11 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		args = append(args, "--setenv", k, v)
 	}
 	args = append(args,
-		"--ro-bind-fd", strconv.Itoa(fdExe), initPath,
+		"--ro-bind-fd", strconv.Itoa(fdExe), confine.Path,
 		"--seccomp", strconv.Itoa(fdSeccomp),
 		"--info-fd", strconv.Itoa(fdInfo),
 		"--chdir", wd,
-		"--", initPath, initFlag, string(specJSON), "--")
+		"--", confine.Path, confine.Flag, string(specJSON), "--")
 	args = append(args, cmd.Argv...)
 
 	secR, secW, err := os.Pipe()
@@ -578,7 +579,7 @@ wait:
 	if len(info) == 0 && !timedOut && !overDisk {
 		return res, fmt.Errorf("userns sandbox: bwrap failed before the command started (exit %d): %s", code, tail(stderr.String()))
 	}
-	if code == initExitCode && strings.HasPrefix(stderr.String(), initMarker) {
+	if code == confine.ExitCode && strings.HasPrefix(stderr.String(), confine.Marker) {
 		return res, fmt.Errorf("userns sandbox: %s", tail(stderr.String()))
 	}
 	return res, nil
