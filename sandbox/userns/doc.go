@@ -61,7 +61,8 @@
 // takes the namespace's init with it) the kernel kills every process left
 // in it. Exec calls are serialised, so no sandboxed process exists while
 // the next command's layout is planned and mounted. Close removes the
-// state folder; there is nothing else to clean up, also after a kill -9.
+// state folder (build cache, generated /etc); after a kill -9 of its
+// owner, the next New on this host removes it. Nothing else is left.
 //
 // The disk limit is measured: before, during (every 100 ms or twenty
 // times the walk's own time, whichever is longer) and after each command,

@@ -78,8 +78,12 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 			s.teardown()
 		}
 	}()
-	if s.stateDir, err = os.MkdirTemp(cfg.StateDir, "trio-userns-"); err != nil {
+	removeLeftovers(cfg.StateDir)
+	if s.stateDir, err = os.MkdirTemp(cfg.StateDir, statePrefix); err != nil {
 		return nil, fmt.Errorf("userns sandbox: state folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.stateDir, ownerFile), []byte(sandbox.OwnerLabel()+"\n"), 0o444); err != nil {
+		return nil, fmt.Errorf("userns sandbox: state: %w", err)
 	}
 	if err := s.populateState(); err != nil {
 		return nil, err
@@ -311,7 +315,9 @@ func (s *Sandbox) pids() int64 {
 }
 
 // Close removes the state folder. Nothing else is left: each command's
-// processes died with it. It is safe to call more than once.
+// processes died with it. After a kill -9, the next New on this host
+// removes the folder (see removeLeftovers). It is safe to call more than
+// once.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -329,17 +335,46 @@ func (s *Sandbox) teardown() error {
 	if s.stateDir == "" {
 		return nil
 	}
-	// The cache holds read-only folders (Go's module extraction).
-	_ = filepath.WalkDir(s.stateDir, func(p string, d fs.DirEntry, err error) error {
+	return removeState(s.stateDir)
+}
+
+// State folders are statePrefix plus a random suffix in Config.StateDir,
+// each with an ownerFile naming the process that made it.
+const (
+	statePrefix = "trio-userns-"
+	ownerFile   = "owner"
+)
+
+// removeState removes a state folder, whose cache may hold read-only
+// folders (Go's module extraction). The walk never follows a symlink.
+func removeState(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			_ = os.Chmod(p, 0o755)
 		}
 		return nil
 	})
-	if err := os.RemoveAll(s.stateDir); err != nil {
-		return fmt.Errorf("userns sandbox: remove %s: %w", s.stateDir, err)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("userns sandbox: remove %s: %w", dir, err)
 	}
 	return nil
+}
+
+// removeLeftovers removes this user's state folders whose owner process
+// died without Close (kill -9): their commands died with it
+// (--die-with-parent), only the folders stay behind.
+func removeLeftovers(stateDir string) {
+	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
+	for _, d := range dirs {
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err == nil && sandbox.OwnerGone(string(b)) {
+			_ = removeState(d)
+		}
+	}
 }
 
 // Exec runs cmd in a new sandbox: new namespaces, the path rules planned

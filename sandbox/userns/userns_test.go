@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -338,3 +339,31 @@ func TestLandlock(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftovers: the state folder of a sandbox whose process was killed
+// (kill -9, no Close) is removed by the next New; a live one's is not.
+func TestLeftovers(t *testing.T) {
+	if asOrdinaryUser(t, "TestLeftovers") {
+		return
+	}
+	requireUserns(t)
+	state := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	gone := filepath.Join(state, "trio-userns-gone")
+	writeTree(t, gone, map[string]string{"owner": host + "/" + itoa(dead.Process.Pid) + "/1\n", "cache/go-build/x": "x"})
+	os.Chmod(filepath.Join(gone, "cache", "go-build"), 0o555)
+	open(t, userns.Config{StateDir: state}, nil)
+	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead sandbox's state folder is still there: %v", err)
+	}
+	open(t, userns.Config{StateDir: state}, nil)
+	if left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*")); len(left) != 2 {
+		t.Errorf("state folders %v, want the two live sandboxes'", left)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
