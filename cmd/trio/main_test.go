@@ -492,6 +492,57 @@ func TestContainerdUnreachable(t *testing.T) {
 	}
 }
 
+// asNobody runs the pyScript goal as nobody, for whom the userns sandbox
+// is made, in a folder nobody owns: it completes isolated, and trio
+// inspect says so and lists the enforced limits.
+func asNobody(t *testing.T, env []string) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, root, and no setpriv: %v", err)
+		}
+		t.Skipf("root without setpriv: %v", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "trio-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(pyScript), 0o644)
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\n"), 0o644)
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "trio"), b, 0o755)
+	for _, p := range []string{dir, filepath.Join(dir, "script.yaml"), filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "trio")} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(dir, 0o755)
+	nobodyEnv := append(slices.Clone(env), "HOME="+dir, envScript+"="+filepath.Join(dir, "script.yaml"))
+	as := func(args ...string) (string, int) {
+		cmd := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", filepath.Join(dir, "trio")}, args...)...)
+		cmd.Dir, cmd.Env = dir, nobodyEnv
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := as("run", "--goal", "x", "--policy", "policy.yaml", "--runs-dir", "runs")
+	if code != exitOK || !strings.Contains(out, "sandbox userns; enforced: ") {
+		t.Fatalf("as nobody: exit %d:\n%s", code, out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("run folders: %v", runs)
+	}
+	out, _ = as("inspect", runs[0])
+	if !strings.Contains(out, "Sandbox: userns; enforced: ") {
+		t.Errorf("trio inspect as nobody:\n%s", out)
+	}
+}
+
 // pyScript builds and checks a one-file Python project: its check takes
 // a second in any sandbox (a Go check would first compile the standard
 // library into the sandbox's empty build cache).
@@ -552,6 +603,10 @@ func TestAutoWithoutContainerd(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("trio inspect lacks %q:\n%s%s", want, r.stdout, r.stderr)
 		}
+	}
+
+	if os.Getuid() == 0 {
+		asNobody(t, env)
 	}
 
 	unattended, err := filepath.Abs("../../configs/policy.unattended.yaml")
