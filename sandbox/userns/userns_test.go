@@ -367,3 +367,79 @@ func TestLeftovers(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// killedEnv names the workspace of TestKilledRun's child, the process that
+// is killed with -9 while its command runs.
+const killedEnv = "TRIO_USERNS_KILLED_WS"
+
+// TestKilledRun: when the process that runs a command is killed with -9,
+// the command and its background children die with it (nothing acts
+// later), and the next sandbox on the host removes what the dead one left.
+func TestKilledRun(t *testing.T) {
+	if ws := os.Getenv(killedEnv); ws != "" {
+		// The child: run a command that outlives us if it can.
+		sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: filepath.Join(ws, "..", "state")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.Exec(context.Background(), sandbox.Command{Argv: []string{"python3", "-c", `
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(3)
+    open("ghost", "w").write("I outlived a killed run\n")
+    os._exit(0)
+open("started", "w").write("x")
+time.sleep(60)
+`}})
+		return
+	}
+	if asOrdinaryUser(t, "TestKilledRun") {
+		return
+	}
+	requireUserns(t)
+	base := t.TempDir()
+	ws, state := filepath.Join(base, "ws"), filepath.Join(base, "state")
+	for _, d := range []string{ws, state} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(self, "-test.run=^TestKilledRun$", "-test.count=1")
+	child.Env = append(os.Environ(), killedEnv+"="+ws)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatal("the child's command did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	child.Process.Kill() // SIGKILL: no Close, no cleanup
+	child.Wait()
+	time.Sleep(4 * time.Second)
+	if _, err := os.Stat(filepath.Join(ws, "ghost")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a process of the killed run acted after it died (stat: %v)", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*")); len(left) != 1 {
+		t.Fatalf("state folders after kill -9: %v, want the dead sandbox's", left)
+	}
+	sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*")); len(left) != 1 {
+		t.Errorf("state folders after the next New: %v, want only its own", left)
+	}
+}
