@@ -6,6 +6,9 @@ import (
 	"syscall"
 )
 
+// minEntryCost is what an entry counts for at least.
+const minEntryCost = 4096
+
 // usage is the space allocated to the files and folders under dir, each
 // inode counted once, without following symlinks. Entries that vanish
 // during the walk are skipped. It only reads.
@@ -36,8 +39,10 @@ func usage(dir string) int64 {
 			seen[st.Ino] = true
 		}
 		// Allocated blocks, not the apparent size: a sparse file of a
-		// terabyte costs nothing, and is not what fills a disk.
-		total += st.Blocks * 512
+		// terabyte costs nothing, and is not what fills a disk. Every
+		// entry costs at least a block, so that a million empty files
+		// (inodes, and walks that slow down) count too.
+		total += max(st.Blocks*512, minEntryCost)
 		return nil
 	})
 	return total

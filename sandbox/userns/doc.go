@@ -67,7 +67,7 @@
 // The disk limit is measured: before, during (every 100 ms or twenty
 // times the walk's own time, whichever is longer) and after each command,
 // the workspace's growth since [New] plus the build cache is summed from
-// allocated blocks; past Limits.Disk the command is killed and its result
+// allocated blocks (at least 4 KiB an entry, so empty files count); past Limits.Disk the command is killed and its result
 // says "disk limit". RLIMIT_FSIZE stops any single file at what is left.
 // Between two measurements a command can overshoot by what it writes in
 // that interval.

@@ -443,3 +443,24 @@ time.sleep(60)
 		t.Errorf("state folders after the next New: %v, want only its own", left)
 	}
 }
+
+// TestDiskManyEmptyFiles: empty files take no blocks but inodes; they
+// count against the disk limit too.
+func TestDiskManyEmptyFiles(t *testing.T) {
+	if asOrdinaryUser(t, "TestDiskManyEmptyFiles") {
+		return
+	}
+	requireUserns(t)
+	sb, ws := open(t, userns.Config{Limits: sandbox.Limits{Disk: 8 << 20, Timeout: 60 * time.Second}}, nil)
+	res := run(t, sb, "python3", "-c", `
+import os
+os.mkdir("many")
+for i in range(200000):
+    open("many/%d" % i, "w").close()
+print("made all")
+`)
+	n, _ := os.ReadDir(filepath.Join(ws, "many"))
+	if !res.DiskExceeded || strings.Contains(res.Stdout, "made all") || len(n) > 20000 {
+		t.Errorf("made %d empty files against an 8 MiB limit (%d entries' worth): exceeded=%v %s", len(n), (8<<20)/4096, res.DiskExceeded, res.Stdout)
+	}
+}
