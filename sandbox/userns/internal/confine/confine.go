@@ -63,8 +63,8 @@ func init() {
 	}
 }
 
-// runInit confines this process (rlimits, then Landlock over all its
-// threads) and replaces it with argv[1:] (argv[0] is "--"). It returns only
+// runInit confines this process (Landlock over all its threads, then
+// rlimits) and replaces it with argv[1:] (argv[0] is "--"). It returns only
 // on failure, with the exit status.
 func runInit(specJSON string, argv []string) int {
 	fail := func(code int, format string, args ...any) int {
@@ -78,12 +78,6 @@ func runInit(specJSON string, argv []string) int {
 	var spec Spec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		return fail(ExitCode, Marker+"spec: %v", err)
-	}
-	for _, rl := range spec.Rlimits {
-		lim := unix.Rlimit{Cur: rl.Value, Max: rl.Value}
-		if err := unix.Setrlimit(rl.Resource, &lim); err != nil {
-			return fail(ExitCode, Marker+"rlimit %d: %v", rl.Resource, err)
-		}
 	}
 	if err := restrictSelf(spec); err != nil {
 		return fail(ExitCode, Marker+"landlock: %v", err)
@@ -102,6 +96,14 @@ func runInit(specJSON string, argv []string) int {
 			code = 127
 		}
 		return fail(code, "trio: cannot run %s: %v", argv[0], err)
+	}
+	// Last, so that the limits bound the command and not this helper (a
+	// race-enabled helper maps more than a small RLIMIT_DATA allows).
+	for _, rl := range spec.Rlimits {
+		lim := unix.Rlimit{Cur: rl.Value, Max: rl.Value}
+		if err := unix.Setrlimit(rl.Resource, &lim); err != nil {
+			return fail(ExitCode, Marker+"rlimit %d: %v", rl.Resource, err)
+		}
 	}
 	err = syscall.Exec(prog, argv, os.Environ())
 	code := 126
