@@ -3,6 +3,7 @@ package userns_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -462,5 +463,40 @@ print("made all")
 	n, _ := os.ReadDir(filepath.Join(ws, "many"))
 	if !res.DiskExceeded || strings.Contains(res.Stdout, "made all") || len(n) > 20000 {
 		t.Errorf("made %d empty files against an 8 MiB limit (%d entries' worth): exceeded=%v %s", len(n), (8<<20)/4096, res.DiskExceeded, res.Stdout)
+	}
+}
+
+// TestNetwork: only Limits.Network gives commands the host's network; by
+// default a listener on the host's loopback is out of reach.
+func TestNetwork(t *testing.T) {
+	if asOrdinaryUser(t, "TestNetwork") {
+		return
+	}
+	requireUserns(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	connect := []string{"python3", "-c", "import socket; socket.create_connection(('127.0.0.1', " + itoa(l.Addr().(*net.TCPAddr).Port) + "), timeout=5); print('connected')"}
+	for _, network := range []bool{false, true} {
+		sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Network: network}}, nil)
+		before := accepted.Load()
+		res := run(t, sb, connect...)
+		time.Sleep(100 * time.Millisecond)
+		if got := accepted.Load() > before; got != network {
+			t.Errorf("Network=%v: the host's listener accepted=%v: %s%s", network, got, res.Stdout, res.Stderr)
+		}
 	}
 }
