@@ -181,7 +181,8 @@ c = socket.create_connection(s.getsockname(), timeout=5); print(c.recv(4).decode
 }
 
 // TestLimits: a fork bomb stops at the pids limit, an allocation past the
-// memory limit fails, output is capped, and a timeout kills the command.
+// memory limit fails, output is capped, and a timeout or a cancelled
+// context kills the command.
 func TestLimits(t *testing.T) {
 	if asOrdinaryUser(t, "TestLimits") {
 		return
@@ -227,6 +228,15 @@ print("forked", n)
 		res := run(t, sb, "sleep", "30")
 		if !res.TimedOut || res.Duration > 10*time.Second {
 			t.Errorf("sleep 30 with a 2s timeout: %+v", res)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := sb.Exec(ctx, sandbox.Command{Argv: []string{"sleep", "30"}})
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+			t.Errorf("cancelled sleep 30: %v after %s", err, time.Since(start))
 		}
 	})
 }
