@@ -16,7 +16,10 @@
 //     (containerd.DefaultEtcFiles), with passwd, group, hosts, hostname and
 //     an empty resolv.conf generated; a new /proc and a minimal /dev;
 //     private tmpfs /tmp and HOME (/home/trio), each a quarter of the
-//     memory limit; a per-sandbox Go build cache at /cache; the host Go
+//     memory limit; a Go build cache at /cache, empty for each sandbox
+//     (one shared across runs would let one run's code plant build outputs
+//     in the next run's binaries; the first go test compiles the standard
+//     library, as in the containerd sandbox); the host Go
 //     module cache read-only at /go/pkg/mod; the workspace read-write at
 //     /workspace. The host's /home, /root, /run, /var and the rest of /etc
 //     are not there, so neither are ~/.ssh, ~/.config, an SSH agent socket
@@ -46,9 +49,11 @@
 //
 // Landlock restricts the process that asks and its children, so trio must
 // not ask for itself. bwrap starts the running executable (bound read-only
-// at /.trio/init from /proc/self/exe) with a marker argument; this
-// package's init function recognises it before main runs, applies the
-// rlimits and Landlock, and execs the command. Any program that links this
+// at /.trio/init from /proc/self/exe) with a marker argument; the init
+// function of this package's small internal helper package (few imports,
+// so it runs before a large program's other initialisers) recognises it
+// before main runs, applies Landlock and the rlimits, and execs the
+// command. Any program that links this
 // package (trio, an embedder's binary, a test binary) is therefore its own
 // helper: an embedder calls nothing from main. The helper's own failure
 // is a sandbox error, never the command's result.
