@@ -579,7 +579,8 @@ wait:
 			poll = time.After(max(diskPollMin, 20*time.Since(t0)))
 		}
 	}
-	kill() // bwrap is gone; this is for nothing but its own group
+	// No kill after Wait: bwrap's pid is free again and could name another
+	// group; everything the command started died with its pid namespace.
 
 	done := make(chan struct{})
 	go func() { copies.Wait(); close(done) }()
