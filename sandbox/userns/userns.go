@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -512,6 +513,10 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		closeAll(secR, secW, infoR, infoW, outR, outW)
 		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
 	}
+	// Pdeathsig fires when the thread that started bwrap exits, not the
+	// process: keep this goroutine on that thread until bwrap is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// bwrap's own environment is empty: nothing a command asks for
 	// (LD_PRELOAD) reaches the host-side process.
 	c := &exec.Cmd{Path: s.cfg.Bwrap, Args: append([]string{"bwrap"}, args...), Env: []string{},
