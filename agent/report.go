@@ -36,8 +36,9 @@ type Report struct {
 	Analyses []string `json:"analyses,omitempty"`
 	// Files are the workspace's files when the run ended.
 	Files []string `json:"files"`
-	// Sandbox is where the last session's commands ran ("containerd",
-	// "local (not isolated)").
+	// Sandbox is where the last session's commands ran and what it
+	// enforced, as sandbox.Info.Summary says it ("containerd",
+	// "local (not isolated)", "userns; enforced: timeout 5m0s, ...").
 	Sandbox string  `json:"sandbox"`
 	Metrics Metrics `json:"metrics"`
 	// Phase is where the run was: done once it ended for good; plan,

@@ -188,11 +188,9 @@ func (r *run) open(ctx context.Context) error {
 	}
 	r.ownSB = owned
 	r.sb = &timedSandbox{Sandbox: sb}
-	info := sb.Info()
-	r.st.Sandbox = info.Kind
-	if !info.Isolated {
-		r.st.Sandbox += " (not isolated)"
-	}
+	// The kind, and what it enforces when it says: report and inspect
+	// show this line.
+	r.st.Sandbox = sb.Info().Summary()
 	if r.ws, err = tools.OpenWorkspace(r.st.Workspace, r.sb, limits); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}

@@ -8,12 +8,15 @@ import (
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
 	"github.com/trioagent/trio/tools"
+	"github.com/trioagent/trio/sandbox/userns"
 )
 
 // Sandbox kinds for SandboxConfig.Kind.
 const (
-	// SandboxAuto is containerd when it answers, else local with a warning
-	// event. The default.
+	// SandboxAuto is containerd when it answers, else userns when this
+	// machine can run it, else local only after a person confirmed it
+	// (never for an unattended policy: the run fails with ErrNoIsolation).
+	// The default.
 	SandboxAuto = "auto"
 	// SandboxContainerd is containerd or nothing: the run fails with the
 	// sandbox's guidance when containerd is unreachable.
@@ -21,14 +24,17 @@ const (
 	// SandboxLocal runs commands on this machine without isolation (a
 	// warning event says so).
 	SandboxLocal = "local"
+	// SandboxUserns is the unprivileged sandbox (bubblewrap, Landlock,
+	// seccomp; see sandbox/userns) or nothing.
+	SandboxUserns = userns.Kind
 )
 
 // SandboxConfig describes the sandbox a run opens once its run id and
 // workspace are known. The run closes it when it ends; Resume opens a new
 // one.
 type SandboxConfig struct {
-	// Kind is SandboxAuto (also when empty), SandboxContainerd or
-	// SandboxLocal.
+	// Kind is SandboxAuto (also when empty), SandboxContainerd,
+	// SandboxUserns or SandboxLocal.
 	Kind string
 	// Containerd configures the containerd sandbox (address, namespace,
 	// root file system, user...). Its Workspace, RunID and Limits are the
@@ -36,6 +42,9 @@ type SandboxConfig struct {
 	// Address is $TRIO_CONTAINERD_ADDRESS, else containerd.DefaultAddress;
 	// auto asks containerd.Available there.
 	Containerd containerd.Config
+	// Userns configures the userns sandbox (bwrap, DenyTCP...); its
+	// Workspace, Limits and PathRules are the run's.
+	Userns userns.Config
 }
 
 // WithSandboxConfig describes where commands run; the run opens that
@@ -46,9 +55,9 @@ func WithSandboxConfig(sc SandboxConfig) Option {
 		switch sc.Kind {
 		case "":
 			sc.Kind = SandboxAuto
-		case SandboxAuto, SandboxContainerd, SandboxLocal:
+		case SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal:
 		default:
-			return fmt.Errorf("agent: WithSandboxConfig: kind %q: want %s, %s or %s", sc.Kind, SandboxAuto, SandboxContainerd, SandboxLocal)
+			return fmt.Errorf("agent: WithSandboxConfig: kind %q: want %s, %s, %s or %s", sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
 		}
 		c.sandboxCfg = &sc
 		return nil
@@ -58,9 +67,10 @@ func WithSandboxConfig(sc SandboxConfig) Option {
 // sandboxChoice is what a run will open, decided before the run folder is
 // made so that an unreachable containerd leaves nothing behind.
 type sandboxChoice struct {
-	given sandbox.Sandbox // WithSandbox: used as is, never closed
-	kind  string          // SandboxContainerd or SandboxLocal
-	cfg   containerd.Config
+	given  sandbox.Sandbox // WithSandbox: used as is, never closed
+	kind   string          // SandboxContainerd, SandboxUserns or SandboxLocal
+	cfg    containerd.Config
+	userns userns.Config
 	// fallback is why auto fell back to local.
 	fallback error
 }
@@ -75,16 +85,21 @@ func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
 	if a.cfg.sandboxCfg != nil {
 		sc = *a.cfg.sandboxCfg
 	}
-	ch := sandboxChoice{kind: sc.Kind, cfg: sc.Containerd}
-	if sc.Kind == SandboxLocal {
+	ch := sandboxChoice{kind: sc.Kind, cfg: sc.Containerd, userns: sc.Userns}
+	switch sc.Kind {
+	case SandboxLocal:
+		return ch, nil
+	case SandboxUserns:
+		if err := userns.Available(ctx, sc.Userns.Bwrap); err != nil {
+			return ch, fmt.Errorf("agent: %w", err)
+		}
 		return ch, nil
 	}
 	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
 		if sc.Kind == SandboxContainerd {
 			return ch, fmt.Errorf("agent: %w", err) // err says "containerd unavailable at ..."
 		}
-		ch.kind, ch.fallback = SandboxLocal, err
-		return ch, nil
+		return a.chooseIsolated(ctx, sc, err)
 	}
 	ch.kind = SandboxContainerd
 	return ch, nil
@@ -110,6 +125,12 @@ func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned
 			return nil, nil, fmt.Errorf("agent: containerd sandbox: %w", err)
 		}
 		return c, c, nil
+	case ch.kind == SandboxUserns:
+		u, err := r.openUserns(ctx, limits)
+		if err != nil {
+			return nil, nil, err
+		}
+		return u, u, nil
 	}
 	l, err := sandbox.NewLocal(r.st.Workspace, limits)
 	if err != nil {
@@ -137,7 +158,7 @@ func (r *run) sandboxWarning() string {
 		return ""
 	}
 	if r.choice.fallback != nil {
-		return fmt.Sprintf("containerd is not reachable, so commands run with the LOCAL sandbox, which does NOT isolate them (%v)", r.choice.fallback)
+		return fmt.Sprintf("no isolating sandbox can run here, and running without one was confirmed: commands run with the LOCAL sandbox, which does NOT isolate them (%v)", r.choice.fallback)
 	}
 	return fmt.Sprintf("the %s sandbox does not isolate: commands run on this machine as this user, limited only by the policy", info.Kind)
 }

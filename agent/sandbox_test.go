@@ -13,6 +13,7 @@ import (
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -49,7 +50,8 @@ func TestSandboxOptionsRejected(t *testing.T) {
 }
 
 // containerd asked for and unreachable fails before anything is made, with
-// the sandbox's guidance; auto falls back to local and warns.
+// the sandbox's guidance; auto, with the userns sandbox unavailable too,
+// falls back to local only when a person confirms it, and warns.
 func TestSandboxUnreachable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -71,16 +73,95 @@ func TestSandboxUnreachable(t *testing.T) {
 	var warnings []string
 	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
 		add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
-	rep = run(t, m, nil, e.folderOpts(agent.WithSandboxConfig(agent.SandboxConfig{Containerd: cd}), agent.WithObserver(func(ev agent.Event) {
+	yes := &yesOnce{}
+	noUserns := agent.SandboxConfig{Containerd: cd, Userns: userns.Config{Bwrap: "/nonexistent/bwrap"}}
+	rep = run(t, m, nil, e.folderOpts(agent.WithSandboxConfig(noUserns), agent.WithConfirmer(yes), agent.WithObserver(func(ev agent.Event) {
 		if ev.Kind == agent.EventWarning {
 			warnings = append(warnings, ev.Message)
 		}
 	}))...)
-	if rep.Reason != agent.StopCompleted || rep.Sandbox != "local (not isolated)" {
-		t.Fatalf("auto: %s (%s), sandbox %q", rep.Reason, rep.Detail, rep.Sandbox)
+	if rep.Reason != agent.StopCompleted || rep.Sandbox != "local (not isolated)" || yes.asked == 0 {
+		t.Fatalf("auto: %s (%s), sandbox %q, asked %d", rep.Reason, rep.Detail, rep.Sandbox, yes.asked)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "LOCAL sandbox, which does NOT isolate") || !strings.Contains(warnings[0], sock) {
 		t.Errorf("warnings %q, want one saying containerd at %s is unreachable and local does not isolate", warnings, sock)
+	}
+}
+
+// noAnswer says no to every question.
+type noAnswer struct{}
+
+func (noAnswer) Confirm(context.Context, policy.ConfirmRequest) (policy.Answer, error) {
+	return policy.AnswerNo, nil
+}
+
+// Without containerd and without the userns sandbox, auto never runs
+// commands without isolation unasked: an unattended policy, no Confirmer,
+// or a person's no each refuse the run before anything is made, naming
+// the three ways forward.
+func TestSandboxNoIsolation(t *testing.T) {
+	t.Parallel()
+	unattended, err := policy.Load("../configs/policy.unattended.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := agent.WithSandboxConfig(agent.SandboxConfig{Containerd: containerd.Config{Address: filepath.Join(t.TempDir(), "no.sock")},
+		Userns: userns.Config{Bwrap: "/nonexistent/bwrap"}})
+	tests := []struct {
+		name string
+		opts []agent.Option
+	}{
+		{"unattended policy", []agent.Option{agent.WithPolicy(unattended), agent.WithConfirmer(&yesOnce{})}},
+		{"nobody to ask", nil},
+		{"the person said no", []agent.Option{agent.WithConfirmer(noAnswer{})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			a, err := agent.New(newFake(), nil, e.folderOpts(append(tt.opts, sc)...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := a.Run(context.Background(), "anything")
+			if rep != nil || !errors.Is(err, agent.ErrNoIsolation) || !errors.Is(err, userns.ErrUnavailable) || !errors.Is(err, containerd.ErrUnavailable) {
+				t.Fatalf("Run: %v, %v; want ErrNoIsolation", rep, err)
+			}
+			for _, way := range []string{"start containerd", "enable unprivileged user namespaces", "--sandbox local"} {
+				if !strings.Contains(err.Error(), way) {
+					t.Errorf("the error does not say %q: %v", way, err)
+				}
+			}
+			if _, err := os.Stat(e.runs); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the runs folder was made: %v", err)
+			}
+		})
+	}
+}
+
+// With user namespaces available, the userns kind (and auto, when
+// containerd is unreachable) runs the whole loop isolated: the Critic's
+// go test passes in it, and the report says which limits held.
+func TestSandboxUserns(t *testing.T) {
+	t.Parallel()
+	if err := userns.Available(context.Background(), ""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the userns sandbox is unavailable: %v", err)
+		}
+		t.Skipf("userns sandbox unavailable: %v", err)
+	}
+	e := newEnv(t)
+	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	sc := agent.SandboxConfig{Containerd: containerd.Config{Address: filepath.Join(t.TempDir(), "no.sock")}}
+	rep := run(t, m, nil, e.folderOpts(agent.WithSandboxConfig(sc))...)
+	if rep.Reason != agent.StopCompleted {
+		t.Fatalf("auto without containerd: %s (%s)", rep.Reason, rep.Detail)
+	}
+	for _, want := range []string{"userns; enforced: ", "pids 256 (RLIMIT_NPROC", "network: loopback only", "not enforced: ", "cpus"} {
+		if !strings.Contains(rep.Sandbox, want) {
+			t.Errorf("report sandbox %q does not say %q", rep.Sandbox, want)
+		}
 	}
 }
 

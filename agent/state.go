@@ -134,8 +134,8 @@ type state struct {
 	SandboxTime time.Duration `json:"sandbox_time_ns"`
 	Sessions    int           `json:"sessions"`
 
-	// Sandbox is the kind of the latest session's sandbox ("containerd",
-	// "local (not isolated)").
+	// Sandbox is the latest session's sandbox.Info.Summary ("containerd",
+	// "local (not isolated)", "userns; enforced: ...").
 	Sandbox string `json:"sandbox,omitempty"`
 	// Metadata is what the embedder recorded with WithMetadata.
 	Metadata map[string]string `json:"metadata,omitempty"`

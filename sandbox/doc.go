@@ -2,8 +2,8 @@
 //
 // It owns the [Sandbox] interface that tools run commands through, the
 // [Local] implementation, and [CappedBuffer], the bounded output writer every
-// implementation shares. The isolating implementation lives in
-// sandbox/containerd.
+// implementation shares. The isolating implementations live in
+// sandbox/containerd (root) and sandbox/userns (bubblewrap, no root).
 //
 // [Local] does NOT isolate. A command it runs is an ordinary process of the
 // host user: it can read and write anything that user can, reach the network

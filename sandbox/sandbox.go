@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -19,11 +20,33 @@ type Sandbox interface {
 
 // Info describes a sandbox.
 type Info struct {
-	Kind     string // "local" or "containerd"
+	Kind     string // "local", "containerd" or "userns"
 	Isolated bool
 	// WorkspaceDir is the workspace as commands see it ("/workspace" in a
 	// container, the host path for local).
 	WorkspaceDir string
+	// Enforced says, one short phrase each, which limits and walls hold
+	// and by what mechanism ("pids 512 (RLIMIT_NPROC)"); NotEnforced which
+	// of the Limits given do not, and why. Both may be empty for a kind
+	// that does not say.
+	Enforced    []string `json:"enforced,omitempty"`
+	NotEnforced []string `json:"not_enforced,omitempty"`
+}
+
+// Summary is one line for reports: the kind, whether it isolates, and what
+// it enforces when it says.
+func (i Info) Summary() string {
+	s := i.Kind
+	if !i.Isolated {
+		s += " (not isolated)"
+	}
+	if len(i.Enforced) > 0 {
+		s += "; enforced: " + strings.Join(i.Enforced, ", ")
+	}
+	if len(i.NotEnforced) > 0 {
+		s += "; not enforced: " + strings.Join(i.NotEnforced, ", ")
+	}
+	return s
 }
 
 // Command is one process to run.

@@ -324,7 +324,7 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{[]string{"run"}, "no goal"},
 		{[]string{"run", "--goal", "a", "--goal-file", "b"}, "give --goal TEXT or --goal-file FILE, not both"},
 		{[]string{"run", "--goal-file", "missing.md"}, "--goal-file: open missing.md"},
-		{[]string{"demo", "--sandbox", "bogus"}, `--sandbox "bogus": want containerd, local (no isolation) or auto`},
+		{[]string{"demo", "--sandbox", "bogus"}, `--sandbox "bogus": want containerd, userns, local (no isolation) or auto`},
 		{[]string{"run", "--goal", "x", "--sandbox", "docker"}, `--sandbox "docker"`},
 		{[]string{"run", "--config", "bad.yaml", "--goal", "x"}, "bad.yaml:2"},
 		{[]string{"resume", "nope"}, `no run "nope"`},
@@ -490,15 +490,146 @@ func TestContainerdUnreachable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "trio-demo")); r.code != exitConfig || err == nil {
 		t.Errorf("demo: exit %d, trio-demo stat %v:\n%s", r.code, err, r.stderr)
 	}
-	// auto falls back to local and says that it does not isolate.
+}
+
+// asNobody runs the pyScript goal as nobody, for whom the userns sandbox
+// is made, in a folder nobody owns: it completes isolated, and trio
+// inspect says so and lists the enforced limits.
+func asNobody(t *testing.T, env []string) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, root, and no setpriv: %v", err)
+		}
+		t.Skipf("root without setpriv: %v", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "trio-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(pyScript), 0o644)
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\n"), 0o644)
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "trio"), b, 0o755)
+	for _, p := range []string{dir, filepath.Join(dir, "script.yaml"), filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "trio")} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(dir, 0o755)
+	nobodyEnv := append(slices.Clone(env), "HOME="+dir, envScript+"="+filepath.Join(dir, "script.yaml"))
+	as := func(args ...string) (string, int) {
+		cmd := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", filepath.Join(dir, "trio")}, args...)...)
+		cmd.Dir, cmd.Env = dir, nobodyEnv
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := as("run", "--goal", "x", "--policy", "policy.yaml", "--runs-dir", "runs")
+	if code != exitOK || !strings.Contains(out, "sandbox userns; enforced: ") {
+		t.Fatalf("as nobody: exit %d:\n%s", code, out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("run folders: %v", runs)
+	}
+	out, _ = as("inspect", runs[0])
+	if !strings.Contains(out, "Sandbox: userns; enforced: ") {
+		t.Errorf("trio inspect as nobody:\n%s", out)
+	}
+}
+
+// pyScript builds and checks a one-file Python project: its check takes
+// a second in any sandbox (a Go check would first compile the standard
+// library into the sandbox's empty build cache).
+const pyScript = `roles:
+  planner:
+    - output: {"steps": [{"title": "Write app.py", "description": "Write app.py with answer() returning 42.", "files": ["app.py"], "expected": "app.py", "acceptance": "the tests pass"}], "risks": [], "test_command": "python3 -m unittest discover -s acceptance -t . -v", "cli": [], "tests_dir": "acceptance"}
+  test_designer:
+    - output:
+        notes: one test
+        files:
+          - path: acceptance/__init__.py
+            content: ""
+          - path: acceptance/test_app.py
+            content: |
+              import unittest
+              import app
+
+              class TestApp(unittest.TestCase):
+                  def test_answer(self):
+                      self.assertEqual(app.answer(), 42)
+  worker:
+    - tool_calls:
+        - {name: write_file, arguments: {path: app.py, content: "def answer():\n    return 42\n"}}
+    - tool_calls: [{name: finish_step, arguments: {note: done}}]
+`
+
+// Without containerd, auto runs in the userns sandbox where user
+// namespaces work; with them disabled (a throwaway user namespace whose
+// limit is 0: bwrap --disable-userns), an unattended run refuses to start
+// with exit 3 and the three ways forward, and so does an interactive one
+// with nobody at a terminal to say yes.
+func TestAutoWithoutContainerd(t *testing.T) {
+	t.Parallel()
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and bwrap is missing: %v", err)
+		}
+		t.Skipf("bwrap missing: %v", err)
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "no.sock")
 	script := filepath.Join(dir, "script.yaml")
 	pol := filepath.Join(dir, "policy.yaml")
-	os.WriteFile(script, []byte(ptyScript), 0o644)
-	os.WriteFile(pol, []byte(ptyPolicy), 0o644)
-	r = trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock, envScript+"="+script), "run", "--goal", "x", "--sandbox", "auto",
-		"--policy", pol, "--runs-dir", "runs", "--quiet")
-	if r.code != exitOK || !strings.Contains(r.stderr, "LOCAL sandbox, which does NOT isolate") {
-		t.Errorf("auto: exit %d:\n%s", r.code, r.stderr)
+	os.WriteFile(script, []byte(pyScript), 0o644)
+	os.WriteFile(pol, []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\n"), 0o644)
+	env := cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock, envScript+"="+script)
+	r := trio(t, dir, env, "run", "--goal", "x", "--policy", pol, "--runs-dir", "runs")
+	if r.code != exitOK || strings.Contains(r.stderr, "LOCAL sandbox") || !strings.Contains(r.stderr, "sandbox userns; enforced: ") {
+		t.Errorf("auto with user namespaces: exit %d:\n%s", r.code, r.stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("run folders: %v", runs)
+	}
+	r = trio(t, dir, env, "inspect", runs[0])
+	for _, want := range []string{"Sandbox: userns; enforced: ", "pids 256 (RLIMIT_NPROC", "not enforced: ", "cpus"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("trio inspect lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
+
+	if os.Getuid() == 0 {
+		asNobody(t, env)
+	}
+
+	unattended, err := filepath.Abs("../../configs/policy.unattended.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, policyFile := range []string{unattended, pol} {
+		cmd := exec.Command(bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--",
+			bin, "run", "--goal", "x", "--policy", policyFile, "--runs-dir", "runs-disabled", "--workspace", "ws-disabled")
+		cmd.Dir, cmd.Env = dir, env
+		out, _ := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		if code != exitConfig {
+			t.Errorf("%s with user namespaces disabled: exit %d, want %d:\n%s", filepath.Base(policyFile), code, exitConfig, out)
+		}
+		for _, want := range []string{"no isolating sandbox", "start containerd", "enable unprivileged user namespaces", "--sandbox local"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s with user namespaces disabled: the error lacks %q:\n%s", filepath.Base(policyFile), want, out)
+			}
+		}
+		if entries, _ := os.ReadDir(filepath.Join(dir, "runs-disabled")); len(entries) != 0 {
+			t.Errorf("run folders left: %v", entries)
+		}
 	}
 }
 

@@ -321,3 +321,63 @@ func TestRunWithoutTerminalDenies(t *testing.T) {
 		}
 	}
 }
+
+// With neither containerd nor user namespaces (bwrap --disable-userns
+// switches them off for trio), an interactive run on a terminal asks
+// before it runs commands without isolation: y runs them locally, with the
+// warning; n refuses the run (exit 3).
+func TestAutoAsksBeforeNoIsolation(t *testing.T) {
+	t.Parallel()
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and bwrap is missing: %v", err)
+		}
+		t.Skipf("bwrap missing: %v", err)
+	}
+	for _, tt := range []struct {
+		answer string
+		code   int
+		want   string
+	}{
+		{"y", exitOK, "LOCAL sandbox, which does NOT isolate"},
+		{"n", exitConfig, "running commands without isolation was not confirmed"},
+	} {
+		t.Run(tt.answer, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			pol, script := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "script.yaml")
+			os.WriteFile(pol, []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\n"), 0o644)
+			os.WriteFile(script, []byte(pyScript), 0o644)
+			cmd := exec.Command(bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--",
+				bin, "run", "--goal", "x", "--policy", pol, "--runs-dir", filepath.Join(dir, "runs"))
+			cmd.Dir = dir
+			cmd.Env = cleanEnv(envScript+"="+script, "TRIO_CONTAINERD_ADDRESS="+filepath.Join(dir, "no.sock"))
+			var stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+			ptmx, err := pty.Start(cmd)
+			if err != nil {
+				t.Skipf("no pseudo-terminal: %v", err)
+			}
+			defer ptmx.Close()
+			screen := &syncBuffer{}
+			go io.Copy(screen, ptmx)
+			waitFor(t, screen, "Allow?", 1, 30*time.Second)
+			ptmx.Write([]byte(tt.answer + "\n"))
+			waitErr := make(chan error, 1)
+			go func() { waitErr <- cmd.Wait() }()
+			select {
+			case <-waitErr:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("trio run did not finish; terminal:\n%s\nstderr:\n%s", screen.String(), stderr.String())
+			}
+			if !strings.Contains(screen.String(), "WITHOUT isolation") {
+				t.Errorf("the question does not say what it asks:\n%s", screen.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("answer %s: exit %d, want %d and %q:\n%s", tt.answer, code, tt.code, tt.want, stderr.String())
+			}
+		})
+	}
+}

@@ -28,7 +28,8 @@ const exitCodesHelp = `Exit codes:
        invalid plan, model or sandbox failure; see the report)
   2    a budget was spent (steps, repair rounds, tokens, wall time, context)
   3    configuration or usage error (bad flag, trio.yaml or policy file, no
-       model endpoint, containerd unreachable with --sandbox containerd)
+       model endpoint, containerd unreachable with --sandbox containerd, no
+       isolating sandbox for an unattended run)
   130  interrupted (Ctrl-C): the checkpoint is written; continue with
        trio resume RUN`
 
@@ -98,7 +99,8 @@ func newRoot(io stdio) *cobra.Command {
 the keyboard. A Planner writes a plan, a Worker carries it out by calling
 tools, and a Critic checks the result with real tests and sends the Worker
 back until the checks pass. Every tool call passes one policy gate; commands
-run in a containerd sandbox with no network.
+run in a sandbox with no network: containerd when it answers, else the
+userns sandbox (bubblewrap, no root needed).
 
 Start with the offline demo (no API key needed):
 

@@ -21,6 +21,7 @@ import (
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/userns"
 )
 
 // runRecord is how the command started a run, kept in the run's
@@ -79,14 +80,14 @@ func (f *runFlags) output(cmd *cobra.Command) {
 // checkSandbox refuses an unknown --sandbox before anything is created.
 func (f *runFlags) checkSandbox() error {
 	switch f.sandbox {
-	case "", agent.SandboxAuto, agent.SandboxContainerd, agent.SandboxLocal:
+	case "", agent.SandboxAuto, agent.SandboxContainerd, agent.SandboxUserns, agent.SandboxLocal:
 		return nil
 	}
-	return configError(fmt.Errorf("--sandbox %q: want containerd, local (no isolation) or auto", f.sandbox))
+	return configError(fmt.Errorf("--sandbox %q: want containerd, userns, local (no isolation) or auto", f.sandbox))
 }
 
 func (f *runFlags) sandboxFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, local (no isolation) or auto (default: sandbox.kind of trio.yaml, else auto)")
+	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, userns (no root needed), local (no isolation) or auto: containerd, else userns, else local after a yes (default: sandbox.kind of trio.yaml, else auto)")
 }
 
 func newRunCmd(g *globals, io stdio) *cobra.Command {
@@ -442,7 +443,7 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, containerd.ErrUnavailable):
+	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(err) // its message names --sandbox local already
 	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig),
 		errors.Is(err, agent.ErrInvalidInput), errors.Is(err, agent.ErrLocked):

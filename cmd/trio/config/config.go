@@ -26,6 +26,7 @@ import (
 const (
 	SandboxAuto       = "auto"
 	SandboxContainerd = "containerd"
+	SandboxUserns     = "userns"
 	SandboxLocal      = "local"
 )
 
@@ -130,7 +131,7 @@ type Window struct {
 
 // Sandbox says where commands run.
 type Sandbox struct {
-	// Kind is auto (default), containerd or local.
+	// Kind is auto (default), containerd, userns or local (no isolation).
 	Kind       string     `yaml:"kind"`
 	Containerd Containerd `yaml:"containerd"`
 }
@@ -321,7 +322,7 @@ func (c *checker) check(f *File) {
 	if w.ContextLimit > 0 && w.ReplyReserve >= w.ContextLimit {
 		c.fail("window.reply_reserve", "%d leaves no room in context_limit %d", w.ReplyReserve, w.ContextLimit)
 	}
-	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxLocal)
+	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
 	cd := f.Sandbox.Containerd
 	c.oneOf("sandbox.containerd.rootfs", cd.RootFS, "host", "image")
 	if cd.RootFS == "image" && cd.Image == "" {

@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/userns"
+)
+
+// ErrNoIsolation is wrapped when a run would have to run commands without
+// isolation and nobody said yes: neither containerd nor the userns sandbox
+// can run here, and the policy is unattended or there is no Confirmer (or
+// the person said no). The message lists the ways forward.
+var ErrNoIsolation = errors.New("no isolating sandbox")
+
+// chooseIsolated picks what auto falls back to once containerd is
+// unreachable (cdErr): the userns sandbox when this machine can run it;
+// else local, but only after a person confirmed it.
+func (a *Agent) chooseIsolated(ctx context.Context, sc SandboxConfig, cdErr error) (sandboxChoice, error) {
+	ch := sandboxChoice{kind: SandboxUserns, cfg: sc.Containerd, userns: sc.Userns}
+	usErr := userns.Available(ctx, sc.Userns.Bwrap)
+	if usErr == nil {
+		return ch, nil
+	}
+	why := fmt.Errorf("containerd: %w; userns: %w", cdErr, usErr)
+	refuse := func(because string) error {
+		return fmt.Errorf("agent: %w (%s). Three ways forward: start containerd (`sudo systemctl start containerd`); "+
+			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; or pass `--sandbox local` "+
+			"(trio.yaml: `sandbox: local`) to run every command WITHOUT isolation. Why: %w", ErrNoIsolation, because, why)
+	}
+	pol := a.cfg.policy
+	switch {
+	case pol.Unattended():
+		return ch, refuse("an unattended run never falls back to running commands without isolation")
+	case a.cfg.confirmer == nil:
+		return ch, refuse("nobody can confirm running commands without isolation")
+	}
+	req := policy.ConfirmRequest{Tool: "sandbox", Action: "exec",
+		Command: "run every command of this run WITHOUT isolation (the local sandbox), as this user, with its files and network",
+		Decision: policy.Decision{Verdict: policy.Ask, Rule: "sandbox: auto",
+			Reason: fmt.Sprintf("no isolating sandbox can run here (%v)", why)},
+		Timeout: pol.ConfirmTimeout()}
+	cctx := ctx
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	ans, err := a.cfg.confirmer.Confirm(cctx, req)
+	if err != nil && ctx.Err() != nil {
+		return ch, fmt.Errorf("agent: confirm the local sandbox: %w", ctx.Err())
+	}
+	if ans == policy.AnswerNo {
+		return ch, refuse("running commands without isolation was not confirmed")
+	}
+	ch.kind, ch.fallback = SandboxLocal, why
+	return ch, nil
+}
+
+// openUserns opens the userns sandbox on the run's workspace with the
+// run's limits and path rules.
+func (r *run) openUserns(ctx context.Context, limits sandbox.Limits) (sandbox.Sandbox, error) {
+	cfg := r.choice.userns
+	cfg.Workspace, cfg.Limits, cfg.PathRules = r.st.Workspace, limits, r.sandboxRules()
+	s, err := userns.New(ctx, cfg)
+	if errors.Is(err, userns.ErrUnavailable) {
+		return nil, fmt.Errorf("agent: %w", err) // it names the sandbox already
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent: userns sandbox: %w", err)
+	}
+	return s, nil
+}
+

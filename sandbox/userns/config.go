@@ -1,0 +1,130 @@
+package userns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/containerd"
+)
+
+// Kind is the sandbox kind users name (Info.Kind, --sandbox userns).
+const Kind = "userns"
+
+// Paths inside the sandbox. They are the containerd sandbox's, so that a
+// model's commands and a policy's read-only folders mean the same in both.
+const (
+	WorkspaceDir = containerd.WorkspaceDir
+	HomeDir      = containerd.HomeDir
+	CacheDir     = containerd.CacheDir
+	ModCacheDir  = containerd.ModCacheDir
+)
+
+// DefaultPids is the RLIMIT_NPROC when Limits.Pids is not positive, so a
+// fork bomb is always bounded.
+const DefaultPids = containerd.DefaultPids
+
+// Config describes one run's sandbox.
+type Config struct {
+	// Workspace is the host folder bound read-write at /workspace. Required.
+	Workspace string
+	// Limits bound each command (see the package documentation for which
+	// are enforced and how).
+	Limits sandbox.Limits
+	// PathRules say which workspace paths commands may not see or change.
+	// They are planned again before every Exec (sandbox.PlanLayout), so a
+	// rule that starts to match (the tests folder, once the plan names it;
+	// a .env a command made) holds from the next command on. Nil means the
+	// whole workspace is writable.
+	PathRules sandbox.PathRules
+	// Bwrap is the bubblewrap executable; default "bwrap" on $PATH.
+	Bwrap string
+	// ToolchainDirs replace containerd.DefaultToolchainDirs: host folders
+	// bound read-only at the same path (a symlink is recreated as one).
+	ToolchainDirs []string
+	// EtcFiles replace containerd.DefaultEtcFiles: host /etc entries bound
+	// read-only; passwd, group, hosts, hostname and an empty resolv.conf
+	// are generated.
+	EtcFiles []string
+	// ModCache is the host Go module cache bound read-only at /go/pkg/mod.
+	// Default: sandbox.HostModCache() when it exists. "none" binds nothing.
+	ModCache string
+	// StateDir is where per-sandbox folders (Go build cache, generated
+	// /etc files) are made; default os.TempDir().
+	StateDir string
+	// DenyTCP makes Landlock refuse every TCP bind and connect, the
+	// sandbox's own loopback included, as a wall behind the network
+	// namespace. Off by default: tests that start a server on 127.0.0.1
+	// (httptest) need it, and without Limits.Network there is nothing but
+	// that loopback to reach.
+	DenyTCP bool
+}
+
+var (
+	// ErrUnavailable means this machine cannot run the sandbox: bwrap is
+	// missing or user namespaces are disabled. The message says how to fix
+	// it.
+	ErrUnavailable = errors.New("user-namespace sandbox unavailable")
+	// ErrConfig means the Config is unusable.
+	ErrConfig = errors.New("invalid sandbox config")
+)
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Workspace == "" {
+		return c, fmt.Errorf("%w: Workspace is required", ErrConfig)
+	}
+	ws, err := filepath.Abs(c.Workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%w: Workspace %s: %w", ErrConfig, c.Workspace, err)
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return c, fmt.Errorf("%w: Workspace %s is not a directory", ErrConfig, c.Workspace)
+	}
+	c.Workspace = ws
+	if c.ToolchainDirs == nil {
+		c.ToolchainDirs = containerd.DefaultToolchainDirs
+	}
+	if c.EtcFiles == nil {
+		c.EtcFiles = containerd.DefaultEtcFiles
+	}
+	if c.ModCache == "" {
+		c.ModCache = "none"
+		if mc := sandbox.HostModCache(); mc != "" {
+			if st, err := os.Stat(mc); err == nil && st.IsDir() {
+				c.ModCache = mc
+			}
+		}
+	}
+	if c.StateDir == "" {
+		c.StateDir = os.TempDir()
+	}
+	if c.PathRules == nil {
+		c.PathRules = func(string) sandbox.Access { return sandbox.Writable }
+	}
+	bw, err := bwrapPath(c.Bwrap)
+	if err != nil {
+		return c, err
+	}
+	c.Bwrap = bw
+	return c, nil
+}
+
+// bwrapPath finds the bwrap executable.
+func bwrapPath(name string) (string, error) {
+	if name == "" {
+		name = "bwrap"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s not found (%w); install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, "+
+			"Fedora: `sudo dnf install bubblewrap`), start containerd, or pass `--sandbox local` to run without isolation",
+			ErrUnavailable, name, err)
+	}
+	return p, nil
+}

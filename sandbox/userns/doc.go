@@ -1,0 +1,94 @@
+// Package userns is the isolating sandbox for people who are not root:
+// every command runs in its own bubblewrap (bwrap) sandbox, made of user
+// namespaces, with Landlock and seccomp behind the namespaces. It needs
+// the bwrap program (Debian's bubblewrap) and a kernel that lets an
+// ordinary user make user namespaces; [Available] says whether this
+// machine has both, and why not.
+//
+// # What each command gets
+//
+//   - new user, mount, pid, network (loopback only), IPC, UTS and (where
+//     possible) cgroup namespaces; no user namespace inside
+//     (--disable-userns); no capabilities (also when trio runs as root);
+//     a new session, so it cannot push input into trio's terminal;
+//   - a root that is an empty tmpfs holding: the host toolchain folders
+//     read-only (containerd.DefaultToolchainDirs) and the curated /etc list
+//     (containerd.DefaultEtcFiles), with passwd, group, hosts, hostname and
+//     an empty resolv.conf generated; a new /proc and a minimal /dev;
+//     private tmpfs /tmp and HOME (/home/trio), each a quarter of the
+//     memory limit; a Go build cache at /cache, empty for each sandbox
+//     (one shared across runs would let one run's code plant build outputs
+//     in the next run's binaries; the first go test compiles the standard
+//     library, as in the containerd sandbox); the host Go
+//     module cache read-only at /go/pkg/mod; the workspace read-write at
+//     /workspace. The host's /home, /root, /run, /var and the rest of /etc
+//     are not there, so neither are ~/.ssh, ~/.config, an SSH agent socket
+//     or cloud credentials;
+//   - the path rules (Config.PathRules) laid out by sandbox.PlanLayout
+//     before every command: hidden paths covered by an empty read-only file
+//     or folder, read-only paths bound read-only onto themselves;
+//   - Landlock (ABI 7 here, best effort below): the process tree may read
+//     and execute what it sees but write only in /workspace, /tmp, HOME,
+//     /cache and /dev, may not signal or reach the abstract UNIX sockets of
+//     processes outside it, and with Config.DenyTCP may not bind or connect
+//     TCP at all;
+//   - a seccomp filter refusing mount and the new mount API, unshare,
+//     setns, clone with namespace flags (clone3 answers ENOSYS), keyctl,
+//     bpf, perf_event_open, ptrace and process_vm_*, kexec, module loading,
+//     io_uring, file handles and host-wide clock, swap and reboot calls,
+//     and killing any process that makes a system call of another
+//     architecture;
+//   - rlimits: RLIMIT_NPROC (Limits.Pids, DefaultPids when unset; counted
+//     in the command's own user namespace), RLIMIT_DATA (Limits.Memory, per
+//     process), RLIMIT_FSIZE (what is left of Limits.Disk), no core dumps;
+//   - an environment from an allow-list (sandbox.BaseEnv plus the Go
+//     settings for the folders above), never the host's. bwrap itself runs
+//     with an empty environment.
+//
+// # How Landlock gets inside
+//
+// Landlock restricts the process that asks and its children, so trio must
+// not ask for itself. bwrap starts the running executable (bound read-only
+// at /.trio/init from /proc/self/exe) with a marker argument; the init
+// function of this package's small internal helper package (few imports,
+// so it runs before a large program's other initialisers) recognises it
+// before main runs, applies Landlock and the rlimits, and execs the
+// command. Any program that links this
+// package (trio, an embedder's binary, a test binary) is therefore its own
+// helper: an embedder calls nothing from main. The helper's own failure
+// is a sandbox error, never the command's result.
+//
+// # Lifetime and limits
+//
+// Nothing outlives its command: the command runs in a fresh pid namespace
+// whose init is bwrap, and when the command's main process exits, on
+// timeout and on cancellation (bwrap is killed, and --die-with-parent
+// takes the namespace's init with it) the kernel kills every process left
+// in it. Exec calls are serialised, so no sandboxed process exists while
+// the next command's layout is planned and mounted. Close removes the
+// state folder (build cache, generated /etc); after a kill -9 of its
+// owner, the next New on this host removes it. Nothing else is left.
+//
+// The disk limit is measured: before, during (every 100 ms or twenty
+// times the walk's own time, whichever is longer) and after each command,
+// the workspace's growth since [New] plus the build cache is summed from
+// allocated blocks (at least 4 KiB an entry, so empty files count); past Limits.Disk the command is killed and its result
+// says "disk limit". RLIMIT_FSIZE stops any single file at what is left.
+// Between two measurements a command can overshoot by what it writes in
+// that interval.
+//
+// # What it cannot enforce
+//
+//   - CPU quota (Limits.CPUs) and a memory limit for the command as a
+//     whole: both need a cgroup, which an ordinary user has only where
+//     systemd delegates one; RLIMIT_DATA bounds each process, not their sum,
+//     and a command that passes it sees allocation failures, not an OOM
+//     kill (Result.OOMKilled stays false);
+//   - read-only and hidden paths inside the workspace are mounts only:
+//     Landlock cannot carve a path out of a folder it lets a command write;
+//   - what the kernel itself exposes to any process (/proc/cpuinfo, the
+//     kernel version, its own loopback), and denial of service through
+//     the kernel's shared resources.
+//
+// This package must not decide policy: it runs what it is given.
+package userns

@@ -1,0 +1,154 @@
+package userns_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/userns"
+)
+
+// childEnv carries, to a test re-run as an ordinary user, the folder that
+// user owns; its presence says "this is the re-run".
+const childEnv = "TRIO_USERNS_TEST_BASE"
+
+// nobody is the ordinary user CI runs these tests as.
+const nobody = 65534
+
+// requireUserns skips the test where bwrap or user namespaces are missing,
+// and fails it instead under CI=true, where both must work.
+func requireUserns(t testing.TB) {
+	t.Helper()
+	if err := userns.Available(context.Background(), ""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the userns sandbox is unavailable: %v", err)
+		}
+		t.Skipf("userns sandbox unavailable: %v", err)
+	}
+}
+
+// asOrdinaryUser re-runs the test named name as nobody when this process
+// is root, and reports true when it did (the caller then returns): the
+// sandbox is for people who are not root, so that is whom it is tested
+// as. The test binary is copied into a folder nobody owns (mode 0755
+// under /tmp; t.TempDir is root's only), which becomes the re-run's
+// TMPDIR. Not root: false, and the test runs here.
+func asOrdinaryUser(t *testing.T, name string) bool {
+	t.Helper()
+	if os.Getuid() != 0 {
+		return false
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, running as root, and setpriv is missing (util-linux): %v", err)
+		}
+		t.Skipf("running as root without setpriv: cannot test as an ordinary user: %v", err)
+	}
+	base, err := os.MkdirTemp("/tmp", "trio-userns-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(base, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "userns.test")
+	copyFile(t, self, bin, 0o755)
+	copyFile(t, shippedPolicyFile, filepath.Join(base, filepath.Base(shippedPolicyFile)), 0o644)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	cmd.Dir = base
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CI=" + os.Getenv("CI"), "TMPDIR=" + base, "HOME=" + base, childEnv + "=" + base}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		t.Log("nobody| " + line)
+	}
+	if err != nil {
+		t.Fatalf("%s as nobody: %v", name, err)
+	}
+	if strings.Contains(out.String(), "--- SKIP: "+name) {
+		t.Skip("skipped as nobody")
+	}
+	return true
+}
+
+func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shippedPolicyFile is the unattended policy trio ships.
+const shippedPolicyFile = "../../configs/policy.unattended.yaml"
+
+// shippedPolicy is configs/policy.unattended.yaml (its copy in the base
+// folder for a re-run as nobody, whose working folder that is).
+func shippedPolicy(t testing.TB) *policy.Policy {
+	t.Helper()
+	file := shippedPolicyFile
+	if base := os.Getenv(childEnv); base != "" {
+		file = filepath.Join(base, filepath.Base(shippedPolicyFile))
+	}
+	p, err := policy.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rulesOf gives the policy's path rules the file tools' meaning.
+func rulesOf(p *policy.Policy) sandbox.PathRules {
+	return func(rel string) sandbox.Access {
+		if p.CheckPath(rel, policy.Read).Verdict == policy.Deny {
+			return sandbox.Hidden
+		}
+		if p.CheckPath(rel, policy.Write).Verdict == policy.Deny {
+			return sandbox.ReadOnly
+		}
+		return sandbox.Writable
+	}
+}
+
+// writeTree makes files (slash paths relative to dir) with their content.
+func writeTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

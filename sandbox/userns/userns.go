@@ -1,0 +1,653 @@
+package userns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/userns/internal/confine"
+)
+
+// pipeGrace bounds the wait for a command's output after bwrap is gone.
+// Every process of the command dies with its pid namespace, so the pipes
+// close at once; the grace only covers that teardown.
+const pipeGrace = time.Second
+
+// diskPollMin is the shortest interval between two measurements of the
+// workspace while a command runs; a walk that takes longer stretches it
+// (see Exec), so measuring never costs more than about a twentieth of a
+// command's time.
+const diskPollMin = 100 * time.Millisecond
+
+// Sandbox runs each command of one run in its own bubblewrap sandbox. It
+// needs no root. Exec calls are serialised (see Exec).
+type Sandbox struct {
+	cfg      Config
+	stateDir string   // generated /etc files, empty stand-ins, the build cache
+	exe      *os.File // this executable, bound at confine.Path
+	filter   []byte   // seccomp program
+	env      []string
+	base     []string // bwrap arguments every command shares
+	abi      int      // Landlock ABI of the kernel; 0 when it has none
+	diskBase int64    // workspace usage when the sandbox opened
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ sandbox.Sandbox = (*Sandbox)(nil)
+
+// New checks that this machine can run the sandbox (see Available) and
+// prepares it for cfg's workspace. Nothing runs until Exec.
+func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := probe(ctx, cfg.Bwrap); err != nil {
+		return nil, err
+	}
+	filter, err := seccompProgram()
+	if err != nil {
+		return nil, err
+	}
+	// The executable as it is now, even if its file is replaced or removed
+	// while the run goes on.
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return nil, fmt.Errorf("userns sandbox: open own executable: %w", err)
+	}
+	s := &Sandbox{cfg: cfg, exe: exe, filter: filter, abi: landlockABI()}
+	defer func() {
+		if retErr != nil {
+			s.teardown()
+		}
+	}()
+	removeLeftovers(cfg.StateDir)
+	if s.stateDir, err = os.MkdirTemp(cfg.StateDir, statePrefix); err != nil {
+		return nil, fmt.Errorf("userns sandbox: state folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.stateDir, ownerFile), []byte(sandbox.OwnerLabel()+"\n"), 0o444); err != nil {
+		return nil, fmt.Errorf("userns sandbox: state: %w", err)
+	}
+	if err := s.populateState(); err != nil {
+		return nil, err
+	}
+	s.env = commandEnv(cfg)
+	s.base = s.baseArgs()
+	if cfg.Limits.Disk > 0 {
+		s.diskBase = usage(cfg.Workspace)
+	}
+	return s, nil
+}
+
+// commandEnv is the allow-listed environment of every command (see
+// sandbox.BaseEnv), with the Go and Python settings for this sandbox's
+// folders; without network, module and package downloads are off so that
+// they fail fast.
+func commandEnv(cfg Config) []string {
+	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
+		"GOTELEMETRY=off", "TMPDIR=/tmp"}
+	if cfg.ModCache != "none" {
+		extra = append(extra, "GOMODCACHE="+ModCacheDir)
+	}
+	if cfg.Limits.Network {
+		extra = append(extra, "GOPROXY=https://proxy.golang.org,direct")
+	} else {
+		extra = append(extra, "GOPROXY=off", "PIP_NO_INDEX=1")
+	}
+	return sandbox.BaseEnv("", HomeDir, "", extra...)
+}
+
+// populateState makes the state folder's content: the cache, an empty
+// file and an empty folder to bind over hidden paths, and the generated
+// /etc files.
+func (s *Sandbox) populateState() error {
+	uid, gid := os.Getuid(), os.Getgid()
+	for _, d := range []string{"cache", "etc"} {
+		if err := os.Mkdir(filepath.Join(s.stateDir, d), 0o755); err != nil {
+			return fmt.Errorf("userns sandbox: state: %w", err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(s.stateDir, "empty-dir"), 0o555); err != nil {
+		return fmt.Errorf("userns sandbox: state: %w", err)
+	}
+	passwd := fmt.Sprintf("trio:x:%d:%d:trio sandbox:%s:/bin/sh\n", uid, gid, HomeDir)
+	group := fmt.Sprintf("trio:x:%d:\n", gid)
+	if uid != 0 {
+		passwd = "root:x:0:0:root:/root:/usr/sbin/nologin\n" + passwd
+	}
+	if gid != 0 {
+		group = "root:x:0:\n" + group
+	}
+	if uid != 65534 {
+		passwd += "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+	}
+	if gid != 65534 {
+		group += "nogroup:x:65534:\n"
+	}
+	files := map[string]string{
+		"empty":           "",
+		"etc/passwd":      passwd,
+		"etc/group":       group,
+		"etc/hosts":       "127.0.0.1\tlocalhost trio\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+		"etc/hostname":    "trio\n",
+		"etc/resolv.conf": "",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(s.stateDir, name), []byte(content), 0o444); err != nil {
+			return fmt.Errorf("userns sandbox: state: %w", err)
+		}
+	}
+	return nil
+}
+
+// Fixed descriptors of the bwrap process (ExtraFiles start at 3).
+const (
+	fdSeccomp = 3
+	fdExe     = 4
+	fdInfo    = 5
+)
+
+// baseArgs are the bwrap arguments shared by every command: namespaces,
+// the read-only host toolchain, generated /etc, private /proc, /dev, /tmp
+// and HOME, the cache, the module cache and the workspace.
+func (s *Sandbox) baseArgs() []string {
+	lim := s.cfg.Limits
+	a := []string{
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		// No user namespace inside: what a namespace would let a command
+		// do again (mount, unshare) stays out of reach even without seccomp.
+		"--disable-userns",
+		// The command is killed with its parent; a new session keeps it
+		// from injecting input into trio's terminal (TIOCSTI).
+		"--die-with-parent", "--new-session",
+		// Run as root, bwrap would keep every capability inside the
+		// namespace; as another user there are none to drop.
+		"--cap-drop", "ALL",
+		"--hostname", "trio",
+		"--clearenv",
+	}
+	if !lim.Network {
+		a = append(a, "--unshare-net")
+	}
+	for _, d := range append(append([]string(nil), s.cfg.ToolchainDirs...), s.cfg.EtcFiles...) {
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			continue // missing on this host
+		case st.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		default:
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	etc := []string{"passwd", "group", "hostname"}
+	if lim.Network {
+		// The host's resolver and hosts, since the network is the host's.
+		for _, f := range []string{"/etc/resolv.conf", "/etc/hosts"} {
+			a = append(a, "--ro-bind-try", f, f)
+		}
+	} else {
+		etc = append(etc, "hosts", "resolv.conf")
+	}
+	for _, f := range etc {
+		a = append(a, "--ro-bind", filepath.Join(s.stateDir, "etc", f), "/etc/"+f)
+	}
+	size := strconv.FormatInt(tmpfsSize(lim.Memory), 10)
+	a = append(a,
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", size, "--perms", "1777", "--tmpfs", "/tmp",
+		"--size", size, "--perms", "0700", "--tmpfs", HomeDir,
+		"--bind", filepath.Join(s.stateDir, "cache"), CacheDir,
+	)
+	if s.cfg.ModCache != "none" {
+		a = append(a, "--ro-bind", s.cfg.ModCache, ModCacheDir)
+	}
+	a = append(a, "--bind", s.cfg.Workspace, WorkspaceDir)
+	return a
+}
+
+// tmpfsSize is the size of each of /tmp and HOME: a quarter of the memory
+// limit, so both together stay well below it, 256 MiB without one. tmpfs
+// pages are not counted in any process's RLIMIT_DATA.
+func tmpfsSize(memory int64) int64 {
+	if memory <= 0 {
+		return 256 << 20
+	}
+	return max(memory/4, 16<<20)
+}
+
+// layoutArgs lay the path rules out over the workspace: read-only entries
+// bound read-only onto themselves, then hidden ones covered by an empty
+// file or folder (read-only too). Hidden entries come last so that one
+// inside a read-only folder is covered on top of it.
+func (s *Sandbox) layoutArgs(l sandbox.Layout) []string {
+	var a []string
+	for _, e := range l.ReadOnly {
+		a = append(a, "--ro-bind", filepath.Join(s.cfg.Workspace, filepath.FromSlash(e.Path)), path.Join(WorkspaceDir, e.Path))
+	}
+	for _, e := range l.Hidden {
+		src := filepath.Join(s.stateDir, "empty")
+		if e.Dir {
+			src = filepath.Join(s.stateDir, "empty-dir")
+		}
+		a = append(a, "--ro-bind", src, path.Join(WorkspaceDir, e.Path))
+	}
+	return a
+}
+
+// Info reports an isolating sandbox whose workspace is /workspace, and
+// which limits it enforces.
+func (s *Sandbox) Info() sandbox.Info {
+	enf, not := s.enforced()
+	return sandbox.Info{Kind: Kind, Isolated: true, WorkspaceDir: WorkspaceDir, Enforced: enf, NotEnforced: not}
+}
+
+// enforced lists what of the Limits and of the isolation holds, and how.
+func (s *Sandbox) enforced() (yes, no []string) {
+	lim := s.cfg.Limits
+	if lim.Timeout > 0 {
+		yes = append(yes, "timeout "+lim.Timeout.String())
+	}
+	yes = append(yes, "output "+formatBytes(outputCap(lim.Output))+" per stream")
+	if lim.Memory > 0 {
+		yes = append(yes, "memory "+formatBytes(lim.Memory)+" per process (RLIMIT_DATA)")
+	} else {
+		no = append(no, "memory: no limit set")
+	}
+	yes = append(yes, "pids "+strconv.FormatInt(s.pids(), 10)+" (RLIMIT_NPROC, in the command's user namespace)")
+	if lim.Disk > 0 {
+		yes = append(yes, "disk "+formatBytes(lim.Disk)+" (measured workspace growth and build cache; RLIMIT_FSIZE)")
+	} else {
+		no = append(no, "disk: no limit set")
+	}
+	if lim.CPUs > 0 {
+		no = append(no, "cpus: needs a delegated cgroup, which this sandbox does not use")
+	}
+	if lim.Network {
+		yes = append(yes, "network: the host's (Limits.Network)")
+	} else {
+		yes = append(yes, "network: loopback only (network namespace)")
+	}
+	if s.abi > 0 {
+		w := "landlock ABI " + strconv.Itoa(min(s.abi, 7)) + ": writes only in the workspace, /tmp, HOME and the cache"
+		if s.cfg.DenyTCP {
+			w += "; no TCP bind or connect"
+		}
+		yes = append(yes, w)
+	} else {
+		no = append(no, "landlock: not supported by this kernel")
+	}
+	yes = append(yes, "seccomp: mount, namespaces, keyring, bpf, perf, ptrace, kexec and modules refused")
+	return yes, no
+}
+
+func outputCap(n int64) int64 {
+	if n <= 0 {
+		return sandbox.DefaultOutput
+	}
+	return n
+}
+
+func (s *Sandbox) pids() int64 {
+	if s.cfg.Limits.Pids > 0 {
+		return s.cfg.Limits.Pids
+	}
+	return DefaultPids
+}
+
+// Close removes the state folder. Nothing else is left: each command's
+// processes died with it. After a kill -9, the next New on this host
+// removes the folder (see removeLeftovers). It is safe to call more than
+// once.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.teardown()
+}
+
+func (s *Sandbox) teardown() error {
+	if s.exe != nil {
+		s.exe.Close()
+	}
+	if s.stateDir == "" {
+		return nil
+	}
+	return removeState(s.stateDir)
+}
+
+// State folders are statePrefix plus a random suffix in Config.StateDir,
+// each with an ownerFile naming the process that made it.
+const (
+	statePrefix = "trio-userns-"
+	ownerFile   = "owner"
+)
+
+// removeState removes a state folder, whose cache may hold read-only
+// folders (Go's module extraction). The walk never follows a symlink.
+func removeState(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("userns sandbox: remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// removeLeftovers removes this user's state folders whose owner process
+// died without Close (kill -9): their commands died with it
+// (--die-with-parent), only the folders stay behind.
+func removeLeftovers(stateDir string) {
+	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
+	for _, d := range dirs {
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err == nil && sandbox.OwnerGone(string(b)) {
+			_ = removeState(d)
+		}
+	}
+}
+
+// Exec runs cmd in a new sandbox: new namespaces, the path rules planned
+// again from the workspace as it is now, Landlock, seccomp and rlimits.
+// When the command's main process exits, on timeout and on cancellation,
+// every process it started dies with its pid namespace.
+//
+// Calls are serialised: between planning the layout and mounting it no
+// sandboxed process exists, so none can swap a planned path for a symlink
+// (every process of the previous command died with its namespace).
+func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return sandbox.Result{}, sandbox.ErrClosed
+	}
+	if len(cmd.Argv) == 0 || cmd.Argv[0] == "" {
+		return sandbox.Result{}, sandbox.ErrEmptyCommand
+	}
+	if err := ctx.Err(); err != nil {
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: %s: %w", cmd.Argv[0], err)
+	}
+	stdout, stderr := sandbox.NewCappedBuffer(s.cfg.Limits.Output), sandbox.NewCappedBuffer(s.cfg.Limits.Output)
+	wd, err := s.workdir(cmd.Dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// The command's problem, reported as a result like the other kinds.
+		fmt.Fprintf(stderr, "trio: cannot run %s: %v\n", cmd.Argv[0], err)
+		return sandbox.Result{ExitCode: 127, Stderr: stderr.String()}, nil
+	}
+	if err != nil {
+		return sandbox.Result{}, err
+	}
+	layout, err := sandbox.PlanLayout(s.cfg.Workspace, s.cfg.PathRules)
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: %w", err)
+	}
+	timeout := cmd.Timeout
+	if timeout <= 0 {
+		timeout = s.cfg.Limits.Timeout
+	}
+	start := time.Now()
+	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr)
+	res.Duration = time.Since(start)
+	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
+	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
+	return res, err
+}
+
+// workdir is the command's working folder inside the sandbox. rel must
+// name a folder of the workspace; symlinks are followed only inside it.
+func (s *Sandbox) workdir(rel string) (string, error) {
+	if rel == "" || rel == "." {
+		return WorkspaceDir, nil
+	}
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("userns sandbox: dir %q: %w", rel, sandbox.ErrOutsideWorkspace)
+	}
+	root, err := os.OpenRoot(s.cfg.Workspace)
+	if err != nil {
+		return "", fmt.Errorf("userns sandbox: %w", err)
+	}
+	defer root.Close()
+	st, err := root.Stat(rel)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("working directory %s: %w", rel, fs.ErrNotExist)
+	case err != nil:
+		// os.Root refuses a path that leads out.
+		return "", fmt.Errorf("userns sandbox: dir %q: %w", rel, sandbox.ErrOutsideWorkspace)
+	case !st.IsDir():
+		return "", fmt.Errorf("working directory %s: %w", rel, syscall.ENOTDIR)
+	}
+	return path.Join(WorkspaceDir, filepath.ToSlash(filepath.Clean(rel))), nil
+}
+
+// diskUsed is what the run has added to the host's disk: the workspace's
+// growth since the sandbox opened plus the build cache.
+func (s *Sandbox) diskUsed() int64 {
+	return usage(s.cfg.Workspace) - s.diskBase + usage(filepath.Join(s.stateDir, "cache"))
+}
+
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
+	lim := s.cfg.Limits
+	spec := confine.Spec{
+		Writable: []string{WorkspaceDir, "/tmp", HomeDir, CacheDir, "/dev"},
+		DenyTCP:  s.cfg.DenyTCP,
+		Rlimits: []confine.Rlimit{
+			{Resource: unix.RLIMIT_NPROC, Value: uint64(s.pids())},
+			{Resource: unix.RLIMIT_CORE, Value: 0},
+		},
+	}
+	if lim.Memory > 0 {
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
+	}
+	if lim.Disk > 0 {
+		// No single file may take more than what is left; the walk below
+		// catches many smaller ones.
+		left := max(lim.Disk-s.diskUsed(), 0)
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: %w", err)
+	}
+	args := append(append([]string(nil), s.base...), s.layoutArgs(layout)...)
+	for _, kv := range sandbox.MergeEnv(s.env, cmd.Env) {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	args = append(args,
+		"--ro-bind-fd", strconv.Itoa(fdExe), confine.Path,
+		"--seccomp", strconv.Itoa(fdSeccomp),
+		"--info-fd", strconv.Itoa(fdInfo),
+		"--chdir", wd,
+		"--", confine.Path, confine.Flag, string(specJSON), "--")
+	args = append(args, cmd.Argv...)
+
+	secR, secW, err := os.Pipe()
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		secR.Close()
+		secW.Close()
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(secR, secW, infoR, infoW)
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(secR, secW, infoR, infoW, outR, outW)
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
+	}
+	// Pdeathsig fires when the thread that started bwrap exits, not the
+	// process: keep this goroutine on that thread until bwrap is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// bwrap's own environment is empty: nothing a command asks for
+	// (LD_PRELOAD) reaches the host-side process.
+	c := &exec.Cmd{Path: s.cfg.Bwrap, Args: append([]string{"bwrap"}, args...), Env: []string{},
+		Stdout: outW, Stderr: errW, ExtraFiles: []*os.File{secR, s.exe, infoW},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
+	startErr := c.Start()
+	closeAll(secR, infoW, outW, errW)
+	if startErr != nil {
+		closeAll(secW, infoR, outR, errR)
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: start bwrap: %w", startErr)
+	}
+	// The filter is smaller than a pipe's buffer: this does not block.
+	_, werr := secW.Write(s.filter)
+	secW.Close()
+	pgid := c.Process.Pid
+	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+	if werr != nil {
+		kill()
+		c.Wait()
+		closeAll(infoR, outR, errR)
+		return sandbox.Result{}, fmt.Errorf("userns sandbox: seccomp filter: %w", werr)
+	}
+
+	var copies sync.WaitGroup
+	copies.Add(3)
+	go func() { defer copies.Done(); io.Copy(stdout, outR) }()
+	go func() { defer copies.Done(); io.Copy(stderr, errR) }()
+	// bwrap writes the info document once the sandbox is set up: without
+	// it, a failure is bwrap's, not the command's.
+	var info []byte
+	go func() { defer copies.Done(); info, _ = io.ReadAll(infoR) }()
+
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var poll <-chan time.Time
+	if lim.Disk > 0 {
+		poll = time.After(diskPollMin)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	var timedOut, cancelled, overDisk bool
+	var waitErr error
+wait:
+	for {
+		select {
+		case waitErr = <-waited:
+			break wait
+		case <-timer:
+			timedOut = true
+			kill()
+		case <-ctx.Done():
+			cancelled = true
+			kill()
+		case <-poll:
+			t0 := time.Now()
+			if s.diskUsed() >= lim.Disk {
+				overDisk = true
+				kill()
+				continue
+			}
+			poll = time.After(max(diskPollMin, 20*time.Since(t0)))
+		}
+	}
+	// No kill after Wait: bwrap's pid is free again and could name another
+	// group; everything the command started died with its pid namespace.
+
+	done := make(chan struct{})
+	go func() { copies.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(pipeGrace):
+		closeAll(outR, errR, infoR)
+		<-done
+	}
+	closeAll(outR, errR, infoR)
+
+	code := exitCode(c.ProcessState)
+	if waitErr != nil && c.ProcessState == nil {
+		return sandbox.Result{ExitCode: code}, fmt.Errorf("userns sandbox: wait bwrap: %w", waitErr)
+	}
+	res := sandbox.Result{ExitCode: code, TimedOut: timedOut}
+	if lim.Disk > 0 && !timedOut && !cancelled {
+		// At the limit counts: RLIMIT_FSIZE stops a file exactly there,
+		// and a program that ignores SIGXFSZ (Python) exits normally.
+		if overDisk || code == 128+int(syscall.SIGXFSZ) || s.diskUsed() >= lim.Disk {
+			res.DiskExceeded = true
+			fmt.Fprintf(stderr, "\ntrio: disk limit of %s exceeded: the run's files (workspace growth and build cache) "+
+				"may take no more; delete files to go on\n", formatBytes(lim.Disk))
+			if res.ExitCode == 0 {
+				res.ExitCode = 128 + int(syscall.SIGXFSZ)
+			}
+		}
+	}
+	if cancelled {
+		return res, fmt.Errorf("userns sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
+	}
+	if len(info) == 0 && !timedOut && !overDisk {
+		return res, fmt.Errorf("userns sandbox: bwrap failed before the command started (exit %d): %s", code, tail(stderr.String()))
+	}
+	if code == confine.ExitCode && strings.HasPrefix(stderr.String(), confine.Marker) {
+		return res, fmt.Errorf("userns sandbox: %s", tail(stderr.String()))
+	}
+	return res, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// exitCode follows the shell: the exit status, or 128+signal when killed.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// tail is the end of what bwrap wrote, for an error message.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 512 {
+		s = s[len(s)-512:]
+	}
+	return s
+}
