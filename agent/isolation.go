@@ -74,4 +74,3 @@ func (r *run) openUserns(ctx context.Context, limits sandbox.Limits) (sandbox.Sa
 	}
 	return s, nil
 }
-

@@ -7,8 +7,8 @@ import (
 
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
-	"github.com/trioagent/trio/tools"
 	"github.com/trioagent/trio/sandbox/userns"
+	"github.com/trioagent/trio/tools"
 )
 
 // Sandbox kinds for SandboxConfig.Kind.

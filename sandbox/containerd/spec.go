@@ -15,6 +15,8 @@ import (
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/trioagent/trio/sandbox"
 )
 
 // initArgs is the container's first process. The shell waits for cat,
@@ -71,7 +73,7 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 	labels := map[string]string{
 		LabelManaged: "true",
 		LabelRun:     s.cfg.RunID,
-		LabelOwner:   ownerLabel(),
+		LabelOwner:   sandbox.OwnerLabel(),
 		LabelState:   s.stateDir,
 	}
 	if s.adopt {
