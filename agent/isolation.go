@@ -65,6 +65,7 @@ func (a *Agent) chooseIsolated(ctx context.Context, sc SandboxConfig, cdErr erro
 func (r *run) openUserns(ctx context.Context, limits sandbox.Limits) (sandbox.Sandbox, error) {
 	cfg := r.choice.userns
 	cfg.Workspace, cfg.Limits, cfg.PathRules = r.st.Workspace, limits, r.sandboxRules()
+	cfg.Progress = func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) }
 	s, err := userns.New(ctx, cfg)
 	if errors.Is(err, userns.ErrUnavailable) {
 		return nil, fmt.Errorf("agent: %w", err) // it names the sandbox already

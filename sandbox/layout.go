@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -259,4 +260,47 @@ func Identity(info fs.FileInfo) (FileID, uint64) {
 		return FileID{}, 0
 	}
 	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, uint64(st.Nlink)
+}
+
+// RemoveNewHidden removes from the workspace folder dir every entry rules
+// hide now that before did not hide (compared by identity: a hidden file
+// whose folder was renamed is the same file and stays), and returns their
+// paths. A command that creates a hidden path, such as a .git folder with
+// a hostile core.fsmonitor in a workspace that had none, wrote it itself,
+// so nothing of the user's is lost, and it could otherwise act on the host
+// later. The plan has no size bound, so making many hidden files does not
+// dodge the removal. Removal goes through an os.Root.
+func RemoveNewHidden(dir string, rules PathRules, before Layout) ([]string, error) {
+	after, err := PlanLayout(dir, rules)
+	if err != nil {
+		return nil, err
+	}
+	fresh := after.NewHidden(before)
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var (
+		removed []string
+		errs    []error
+	)
+	for _, e := range fresh {
+		if err := root.RemoveAll(e.Path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, e.Path)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// NoteRemoved tells a command's stderr what RemoveNewHidden removed.
+func NoteRemoved(w io.Writer, removed []string) {
+	for _, p := range removed {
+		fmt.Fprintf(w, "\ntrio: removed %s, which this command created: the policy's paths.deny hides it from commands\n", p)
+	}
 }

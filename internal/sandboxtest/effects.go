@@ -96,12 +96,22 @@ func Everything(r tools.Result) string {
 	return r.Output + "\n" + r.Stdout + "\n" + r.Stderr
 }
 
-// ShippedPolicy loads configs/policy.unattended.yaml of this repository,
-// with the tests folder "tests" read-only as the Worker's gate makes it.
+// PolicyEnv names a variable that replaces the path of the shipped
+// unattended policy, for a test that re-runs itself as a user who cannot
+// read the repository.
+const PolicyEnv = "TRIO_SANDBOXTEST_POLICY"
+
+// ShippedPolicy loads configs/policy.unattended.yaml of this repository
+// (or $TRIO_SANDBOXTEST_POLICY), with the tests folder "tests" read-only
+// as the Worker's gate makes it.
 func ShippedPolicy(t testing.TB) *policy.Policy {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	p, err := policy.Load(filepath.Join(filepath.Dir(file), "..", "..", "configs", "policy.unattended.yaml"))
+	path := filepath.Join(filepath.Dir(file), "..", "..", "configs", "policy.unattended.yaml")
+	if v := os.Getenv(PolicyEnv); v != "" {
+		path = v
+	}
+	p, err := policy.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

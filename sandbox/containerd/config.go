@@ -105,7 +105,7 @@ type Config struct {
 	// WarmCache is the folder of Trio's trusted caches: a base of the Go
 	// build cache per toolchain, built once in a sandbox of its own with
 	// the standard library compiled, which every run gets read-only under
-	// a private writable layer. Default DefaultWarmCache(); "none" starts
+	// a private writable layer. Default sandbox.DefaultWarmCache(); "none" starts
 	// every run with an empty build cache.
 	WarmCache string
 	// Progress, when set, is told about slow steps (building the warm
@@ -184,7 +184,7 @@ func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
 		c.ModCache = defaultModCache()
 	}
 	if c.WarmCache == "" {
-		c.WarmCache = DefaultWarmCache()
+		c.WarmCache = sandbox.DefaultWarmCache()
 	}
 	if c.StateDir == "" {
 		base := os.Getenv("XDG_RUNTIME_DIR")

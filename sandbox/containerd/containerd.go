@@ -152,7 +152,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.pickUser(); err != nil {
 		return nil, err
 	}
-	if err := privateDir(cfg.StateDir); err != nil {
+	if err := sandbox.PrivateDir(cfg.StateDir); err != nil {
 		return nil, fmt.Errorf("sandbox state: %w", err)
 	}
 	stateDir := filepath.Join(cfg.StateDir, cfg.RunID)
@@ -184,30 +184,6 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// privateDir makes dir (0700) when missing and checks that it is a real
-// folder of this process's user that nobody else may write: root works in
-// it, and another local user who could put a symlink there could have root
-// change files of theirs choosing.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	switch {
-	case !st.IsDir():
-		return fmt.Errorf("%s is not a folder (a symlink?)", dir)
-	case ok && int(sys.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to uid %d, not to this user (%d)", dir, sys.Uid, os.Geteuid())
-	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%s is writable by others (mode %v): make it 0700 or choose another folder", dir, st.Mode().Perm())
-	}
-	return nil
 }
 
 // makeState creates the run's state folder: the rootfs, the cache, the
@@ -536,28 +512,9 @@ func (s *Sandbox) afterCommand(stderr io.Writer) error {
 	if s.cfg.Rules == nil {
 		return nil
 	}
-	after, err := s.planLayout()
-	if err != nil {
-		return err
-	}
-	fresh := after.NewHidden(s.layout)
-	if len(fresh) == 0 {
-		return nil
-	}
-	root, err := os.OpenRoot(s.cfg.Workspace)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	var errs []error
-	for _, e := range fresh {
-		if err := root.RemoveAll(e.Path); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		fmt.Fprintf(stderr, "\ntrio: removed %s, which this command created: the policy's paths.deny hides it from commands\n", e.Path)
-	}
-	return errors.Join(errs...)
+	removed, err := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.Rules, s.layout)
+	sandbox.NoteRemoved(stderr, removed)
+	return err
 }
 
 func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {

@@ -2,8 +2,6 @@ package containerd
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,52 +14,6 @@ import (
 
 	"github.com/trioagent/trio/sandbox"
 )
-
-// warmVersion changes when what the warm-up builds changes, so that older
-// bases are not used.
-const warmVersion = "1"
-
-// warmModule is what the warm-up runs `go test` on: a test that imports the
-// standard packages small projects use, so that their compiled form (with
-// everything they import) and the vet facts `go test` needs are in the
-// base. `go build std` would compile all of it, at several times the cost,
-// for packages few projects import; those compile on first use instead.
-var warmModule = map[string]string{
-	"go.mod": "module trio.local/warm\n\ngo 1.21\n",
-	"warm_test.go": `package warm
-
-import (
-	_ "bufio"
-	_ "bytes"
-	_ "context"
-	_ "encoding/json"
-	_ "errors"
-	_ "flag"
-	_ "fmt"
-	_ "io"
-	_ "math"
-	_ "math/rand"
-	_ "net/http"
-	_ "net/http/httptest"
-	_ "os"
-	_ "os/exec"
-	_ "path/filepath"
-	_ "regexp"
-	_ "slices"
-	_ "sort"
-	_ "strconv"
-	_ "strings"
-	_ "sync"
-	"testing"
-	_ "text/template"
-	_ "time"
-	_ "unicode"
-	_ "unicode/utf8"
-)
-
-func TestWarm(t *testing.T) {}
-`,
-}
 
 // goCacheMount is the run's Go build cache at /cache/go-build: an overlay
 // whose lower layer is the trusted base (read-only by construction: overlay
@@ -87,11 +39,11 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	if s.cfg.WarmCache == "none" || s.cfg.RootFS != RootFSHost {
 		return nil
 	}
-	key, ok := toolchainKey(s.cfg.ToolchainDirs)
+	key, ok := sandbox.ToolchainKey(s.cfg.ToolchainDirs)
 	if !ok {
 		return nil
 	}
-	if err := privateDir(s.cfg.WarmCache); err != nil {
+	if err := sandbox.PrivateDir(s.cfg.WarmCache); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	base := filepath.Join(s.cfg.WarmCache, "go-build-"+key)
@@ -113,36 +65,6 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	return nil
 }
 
-// toolchainKey names the host's Go toolchain as the container finds it:
-// the go command on the container's PATH (host folders are bound at the
-// same paths), its size and time, and GOROOT's VERSION file. A changed
-// toolchain gets a new key, so a base is never used with another one.
-func toolchainKey(dirs []string) (string, bool) {
-	for _, d := range strings.Split(strings.TrimPrefix(sandbox.DefaultPath, "PATH="), ":") {
-		bound := false
-		for _, t := range dirs {
-			bound = bound || d == t || strings.HasPrefix(d, t+"/")
-		}
-		if !bound {
-			continue
-		}
-		goBin := filepath.Join(d, "go")
-		real, err := filepath.EvalSymlinks(goBin)
-		if err != nil {
-			continue
-		}
-		st, err := os.Stat(real)
-		if err != nil || st.IsDir() {
-			continue
-		}
-		version, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION"))
-		h := sha256.New()
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", warmVersion, real, st.Size(), st.ModTime().UnixNano(), version)
-		return hex.EncodeToString(h.Sum(nil))[:16], true
-	}
-	return "", false
-}
-
 // buildWarm builds the base in a sandbox of its own, without the run's
 // workspace: a project of its own (warmModule) and `go test`, with a cache
 // folder that only this sandbox writes. Then the base
@@ -151,7 +73,7 @@ func toolchainKey(dirs []string) (string, bool) {
 // from building it at once; the second waits and uses the first's.
 func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	// Private: every run trusts what is in it.
-	if err := privateDir(filepath.Dir(base)); err != nil {
+	if err := sandbox.PrivateDir(filepath.Dir(base)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
@@ -179,7 +101,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 			return fmt.Errorf("warm cache: %w", err)
 		}
 	}
-	for name, content := range warmModule {
+	for name, content := range sandbox.WarmModule {
 		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
 			return fmt.Errorf("warm cache: %w", err)
 		}
@@ -249,13 +171,4 @@ func (s *Sandbox) progress(msg string) {
 	if s.cfg.Progress != nil {
 		s.cfg.Progress(msg)
 	}
-}
-
-// DefaultWarmCache is where trusted caches are kept without
-// Config.WarmCache: $XDG_CACHE_HOME/trio, else ~/.cache/trio.
-func DefaultWarmCache() string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "trio")
-	}
-	return filepath.Join(os.TempDir(), "trio-cache")
 }

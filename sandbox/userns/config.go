@@ -55,6 +55,15 @@ type Config struct {
 	// StateDir is where per-sandbox folders (Go build cache, generated
 	// /etc files) are made; default os.TempDir().
 	StateDir string
+	// WarmCache is the folder of Trio's trusted caches: per toolchain, a
+	// Go build cache with the standard packages small projects use
+	// compiled (built once, in a sandbox of its own), which every sandbox
+	// gets a private copy of. Default sandbox.DefaultWarmCache(); "none"
+	// starts every sandbox with an empty build cache.
+	WarmCache string
+	// Progress, when set, is told about slow steps (building the warm
+	// cache) as they start and end.
+	Progress func(msg string)
 	// DenyTCP makes Landlock refuse every TCP bind and connect, the
 	// sandbox's own loopback included, as a wall behind the network
 	// namespace. Off by default: tests that start a server on 127.0.0.1
@@ -87,6 +96,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Workspace %s is not a directory", ErrConfig, c.Workspace)
 	}
 	c.Workspace = ws
+	if c.WarmCache == "" {
+		c.WarmCache = sandbox.DefaultWarmCache()
+	}
 	if c.ToolchainDirs == nil {
 		c.ToolchainDirs = containerd.DefaultToolchainDirs
 	}

@@ -45,7 +45,7 @@ type Sandbox struct {
 	env      []string
 	base     []string // bwrap arguments every command shares
 	abi      int      // Landlock ABI of the kernel; 0 when it has none
-	diskBase int64    // workspace usage when the sandbox opened
+	diskBase int64    // workspace and seeded cache usage when the sandbox opened
 
 	mu     sync.Mutex
 	closed bool
@@ -89,10 +89,14 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.populateState(); err != nil {
 		return nil, err
 	}
+	if err := s.seedCache(ctx); err != nil {
+		return nil, err
+	}
 	s.env = commandEnv(cfg)
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
-		s.diskBase = usage(cfg.Workspace)
+		// The seeded warm cache is Trio's, not the run's writes.
+		s.diskBase = usage(cfg.Workspace) + usage(filepath.Join(s.stateDir, "cache"))
 	}
 	return s, nil
 }
@@ -409,6 +413,9 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 		return sandbox.Result{}, err
 	}
 	layout, err := sandbox.PlanLayout(s.cfg.Workspace, s.cfg.PathRules)
+	if err == nil {
+		err = layout.CheckSize()
+	}
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("userns sandbox: %w", err)
 	}
@@ -418,6 +425,12 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 	}
 	start := time.Now()
 	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr)
+	// What the command made that the rules hide goes (a fresh .git).
+	removed, rerr := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.PathRules, layout)
+	sandbox.NoteRemoved(stderr, removed)
+	if rerr != nil && err == nil {
+		err = fmt.Errorf("userns sandbox: after %s: %w", cmd.Argv[0], rerr)
+	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
 	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
@@ -454,7 +467,7 @@ func (s *Sandbox) workdir(rel string) (string, error) {
 // diskUsed is what the run has added to the host's disk: the workspace's
 // growth since the sandbox opened plus the build cache.
 func (s *Sandbox) diskUsed() int64 {
-	return usage(s.cfg.Workspace) - s.diskBase + usage(filepath.Join(s.stateDir, "cache"))
+	return usage(s.cfg.Workspace) + usage(filepath.Join(s.stateDir, "cache")) - s.diskBase
 }
 
 func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {

@@ -1,0 +1,149 @@
+package userns
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+// seedCache gives the sandbox's Go build cache a copy of the trusted base
+// for this toolchain (sandbox.WarmModule's packages compiled), building the
+// base first when there is none. Each sandbox gets its own copy, so nothing
+// its commands write reaches the base or another sandbox; the base itself
+// is never mounted. Bubblewrap 0.8 has no overlay mounts, so a copy (about
+// 100 MiB, a fraction of a second) stands in for the containerd kind's
+// overlay.
+func (s *Sandbox) seedCache(ctx context.Context) error {
+	if s.cfg.WarmCache == "none" {
+		return nil
+	}
+	key, ok := sandbox.ToolchainKey(s.cfg.ToolchainDirs)
+	if !ok {
+		return nil // no Go in the sandbox: nothing to warm
+	}
+	if err := sandbox.PrivateDir(s.cfg.WarmCache); err != nil {
+		return fmt.Errorf("userns sandbox: warm cache: %w", err)
+	}
+	base := filepath.Join(s.cfg.WarmCache, "go-build-"+key)
+	if _, err := os.Stat(filepath.Join(base, "README")); err != nil {
+		if err := s.buildWarm(ctx, base); err != nil {
+			return fmt.Errorf("userns sandbox: warm cache: %w", err)
+		}
+	}
+	if err := copyTree(base, filepath.Join(s.stateDir, "cache", "go-build")); err != nil {
+		return fmt.Errorf("userns sandbox: warm cache: %w", err)
+	}
+	return nil
+}
+
+// buildWarm builds the base in a sandbox of its own whose workspace holds
+// only sandbox.WarmModule, then copies its cache into place under a lock
+// (another run may be building it too) and a rename, so a half-built base
+// is never used.
+func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
+	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(filepath.Join(base, "README")); err == nil {
+		return nil // built while we waited
+	}
+	start := time.Now()
+	s.progress(fmt.Sprintf("building the trusted Go build cache for this toolchain in %s (once per toolchain; later runs start warm)", base))
+	tmp, err := os.MkdirTemp(filepath.Dir(base), filepath.Base(base)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ws := filepath.Join(tmp, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		return err
+	}
+	for name, content := range sandbox.WarmModule {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	cfg := s.cfg
+	cfg.Workspace, cfg.PathRules, cfg.WarmCache, cfg.Progress = ws, nil, "none", nil
+	cfg.Limits.Timeout, cfg.Limits.Disk = 15*time.Minute, 0
+	w, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	res, err := w.Exec(ctx, sandbox.Command{Argv: []string{"go", "test", "./..."}})
+	if err != nil {
+		return fmt.Errorf("go test: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("go test: exit code %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	built := filepath.Join(tmp, "base")
+	if err := copyTree(filepath.Join(w.stateDir, "cache", "go-build"), built); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(built, "README")); err != nil {
+		return fmt.Errorf("the warm-up left no Go build cache: %w", err)
+	}
+	if err := os.Rename(built, base); err != nil {
+		return err
+	}
+	s.progress(fmt.Sprintf("trusted Go build cache ready in %s", time.Since(start).Round(100*time.Millisecond)))
+	return nil
+}
+
+func (s *Sandbox) progress(msg string) {
+	if s.cfg.Progress != nil {
+		s.cfg.Progress(msg)
+	}
+}
+
+// copyTree copies the regular files and folders under src to dst (made
+// anew), owned by this user and writable by it; symlinks and other special
+// files are left out (a Go build cache has none).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// WarmCacheEnv names the variable that replaces DefaultWarmCache.
+const WarmCacheEnv = "TRIO_WARM_CACHE"
+
+// WarmVersion changes when what a warm-up builds changes, so that older
+// bases are not used.
+const WarmVersion = "1"
+
+// WarmModule is the project a warm-up runs `go test` on: a test that imports the
+// standard packages small projects use, so that their compiled form (with
+// everything they import) and the vet facts `go test` needs are in the
+// base. `go build std` would compile all of it, at several times the cost,
+// for packages few projects import; those compile on first use instead.
+var WarmModule = map[string]string{
+	"go.mod": "module trio.local/warm\n\ngo 1.21\n",
+	"warm_test.go": `package warm
+
+import (
+	_ "bufio"
+	_ "bytes"
+	_ "context"
+	_ "encoding/json"
+	_ "errors"
+	_ "flag"
+	_ "fmt"
+	_ "io"
+	_ "math"
+	_ "math/rand"
+	_ "net/http"
+	_ "net/http/httptest"
+	_ "os"
+	_ "os/exec"
+	_ "path/filepath"
+	_ "regexp"
+	_ "slices"
+	_ "sort"
+	_ "strconv"
+	_ "strings"
+	_ "sync"
+	"testing"
+	_ "text/template"
+	_ "time"
+	_ "unicode"
+	_ "unicode/utf8"
+)
+
+func TestWarm(t *testing.T) {}
+`,
+}
+
+// ToolchainKey names the host's Go toolchain as the container finds it:
+// the go command on the container's PATH (host folders are bound at the
+// same paths), its size and time, and GOROOT's VERSION file. A changed
+// toolchain gets a new key, so a base is never used with another one.
+func ToolchainKey(dirs []string) (string, bool) {
+	for _, d := range strings.Split(strings.TrimPrefix(DefaultPath, "PATH="), ":") {
+		bound := false
+		for _, t := range dirs {
+			bound = bound || d == t || strings.HasPrefix(d, t+"/")
+		}
+		if !bound {
+			continue
+		}
+		goBin := filepath.Join(d, "go")
+		real, err := filepath.EvalSymlinks(goBin)
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat(real)
+		if err != nil || st.IsDir() {
+			continue
+		}
+		version, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION"))
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", WarmVersion, real, st.Size(), st.ModTime().UnixNano(), version)
+		return hex.EncodeToString(h.Sum(nil))[:16], true
+	}
+	return "", false
+}
+
+// DefaultWarmCache is where trusted caches are kept without
+// a WarmCache setting: $XDG_CACHE_HOME/trio, else ~/.cache/trio.
+//
+// $TRIO_WARM_CACHE overrides it ("none" turns warm caches off).
+func DefaultWarmCache() string {
+	if v := os.Getenv(WarmCacheEnv); v != "" {
+		return v
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "trio")
+	}
+	return filepath.Join(os.TempDir(), "trio-cache")
+}
+
+// PrivateDir makes dir (0700) when missing and checks that it is a real
+// folder of this process's user that nobody else may write: sandboxes
+// trust what is in it, and root works in it, so another local user who
+// could put a file or a symlink there could poison a build or have root
+// change files of their choosing.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder (a symlink?)", dir)
+	case ok && int(sys.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to uid %d, not to this user (%d)", dir, sys.Uid, os.Geteuid())
+	case st.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s is writable by others (mode %v): make it 0700 or choose another folder", dir, st.Mode().Perm())
+	}
+	return nil
+}
