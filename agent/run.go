@@ -495,7 +495,10 @@ func (r *run) plan(ctx context.Context) error {
 	}
 	r.st.Baseline = files
 	listing := strings.Join(files, "\n")
-	plan, err := planner.New(r.model, opts...).Plan(ctx, r.st.Goal, listing)
+	if err := r.loadInstructions(); err != nil {
+		return err
+	}
+	plan, err := planner.New(r.model, opts...).Plan(ctx, r.goalWithInstructions(), listing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -629,6 +632,7 @@ func (r *run) report() *Report {
 		Sandbox: st.Sandbox, Phase: string(st.Phase), Metadata: maps.Clone(st.Metadata),
 	}
 	rep.Files, _ = workspaceFiles(st.Workspace, 2000)
+	rep.Instructions = st.Instructions.Paths()
 	m := &rep.Metrics
 	m.Completed = st.Reason == StopCompleted
 	m.FirstPass = st.FirstPass != nil && *st.FirstPass
