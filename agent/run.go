@@ -604,6 +604,7 @@ func (r *run) finish(reason StopReason, detail string) (*Report, error) {
 	r.stampTimes()
 	rep := r.report()
 	r.trace(TraceEntry{Kind: "stop", Reason: reason, Detail: detail})
+	r.stopHooks(reason, detail)
 	cerr := r.checkpointCursor(!reason.Resumable())
 	werr := rep.write(r.dir)
 	// Observers see run_finished once report.json is on disk.
