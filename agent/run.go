@@ -197,6 +197,9 @@ func (r *run) open(ctx context.Context) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	r.reg, err = runRegistry(r.ws, r.a.reg)
+	if err == nil {
+		err = r.registerRoleTools()
+	}
 	if err != nil {
 		return err
 	}
@@ -288,12 +291,12 @@ func runRegistry(ws *tools.Workspace, user *tools.Registry) (*tools.Registry, er
 // the default.
 func (r *run) roleNames(role string) []string {
 	if names, ok := r.cfg.roleTools[role]; ok {
-		return names
+		return r.withRoleTools(role, names)
 	}
 	if role == RoleWorker {
-		return r.reg.Names() // the built-ins, finish_step and the registry's
+		return r.withRoleTools(role, r.reg.Names()) // the built-ins, finish_step and the registry's
 	}
-	return DefaultRoleTools(role)
+	return r.withRoleTools(role, DefaultRoleTools(role))
 }
 
 // planReady builds what needs the plan: the Worker's gate (the tests folder

@@ -434,7 +434,8 @@ func deniedResult(d policy.Decision) Result {
 }
 
 // opaque is implemented by tools whose effects the policy cannot see (MCP
-// tools: a server declares none).
+// tools: a server declares none). A tool that wraps another says so with
+// Unwrap() Tool, so the gate still sees it.
 type opaque interface{ opaqueEffects() string }
 
 // RuleUnnamedOpaqueTool is the rule of the "ask" an opaque tool gets when
@@ -447,6 +448,13 @@ const RuleUnnamedOpaqueTool = "tools-unnamed-opaque"
 // person must, and an unattended run denies it.
 func toolDecision(p *policy.Policy, t Tool, name string) policy.Decision {
 	d := p.CheckTool(name)
+	for {
+		w, ok := t.(interface{ Unwrap() Tool })
+		if !ok {
+			break
+		}
+		t = w.Unwrap()
+	}
 	o, ok := t.(opaque)
 	if !ok || d.Verdict != policy.Allow || d.Rule != "tools-default-allow" {
 		return d
