@@ -103,6 +103,17 @@ func TestRunWithHooksAndMCP(t *testing.T) {
 		t.Error("the output holds the header's value")
 	}
 
+	// trio tools lists the server's tools with their schemas, for the
+	// roles they are given to.
+	env := cleanEnv("DOCS_AUTH=" + secret)
+	if r := trio(t, dir, env, "tools", "--config", filepath.Join(dir, "trio.yaml")); r.code != exitOK ||
+		!strings.Contains(r.stdout, "mcp__docs__echo") || !strings.Contains(r.stdout, "text (string, required)") {
+		t.Errorf("trio tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := trio(t, dir, env, "tools", "--role", "critic", "--config", filepath.Join(dir, "trio.yaml")); strings.Contains(r.stdout, "mcp__docs") {
+		t.Errorf("trio tools --role critic lists a Worker-only MCP tool:\n%s", r.stdout)
+	}
+
 	// A server that cannot start, and a header variable that is not set,
 	// are configuration errors naming the file and key.
 	bad := "mcp:\n  servers:\n    dead:\n      command: /bin/false\n      host: true\n"

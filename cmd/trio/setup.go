@@ -245,24 +245,52 @@ func resolveRun(arg, runs string) (string, error) {
 // servers. warn prints a warning.
 func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]agent.Option, func(), error) {
 	var opts []agent.Option
+	if hooks := hookCommands(f.Hooks); len(hooks) > 0 {
+		absDir, _ := filepath.Abs(configDir(f))
+		h, err := tools.NewHooks(tools.HookConfig{Commands: hooks, Dir: absDir})
+		if err != nil {
+			return nil, func() {}, configError(fmt.Errorf("%s: hooks: %w", f.Path, err))
+		}
+		opts = append(opts, agent.WithHooks(h))
+	}
+	servers, closeAll, err := connectServers(ctx, f, cf, warn)
+	if err != nil {
+		return nil, closeAll, err
+	}
+	for _, s := range servers {
+		if len(s.tools) > 0 {
+			opts = append(opts, agent.WithToolsFor(s.roles, s.tools...))
+		}
+	}
+	return opts, closeAll, nil
+}
+
+// configDir is the folder of the configuration file ("." without one).
+func configDir(f *config.File) string {
+	if f.Path == "" {
+		return "."
+	}
+	return filepath.Dir(f.Path)
+}
+
+// serverTools are one MCP server's tools and the roles they are for.
+type serverTools struct {
+	name  string
+	roles []string
+	tools []tools.Tool
+}
+
+// connectServers connects to the configuration's MCP servers (see
+// extensionOptions); the function returned closes them.
+func connectServers(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]serverTools, func(), error) {
+	var out []serverTools
 	var conns []*tools.MCPConn
 	closeAll := func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	}
-	dir := "."
-	if f.Path != "" {
-		dir = filepath.Dir(f.Path)
-	}
-	if hooks := hookCommands(f.Hooks); len(hooks) > 0 {
-		absDir, _ := filepath.Abs(dir)
-		h, err := tools.NewHooks(tools.HookConfig{Commands: hooks, Dir: absDir})
-		if err != nil {
-			return nil, closeAll, configError(fmt.Errorf("%s: hooks: %w", f.Path, err))
-		}
-		opts = append(opts, agent.WithHooks(h))
-	}
+	dir := configDir(f)
 	for _, name := range f.MCP.ServerNames() {
 		s := f.MCP.Servers[name]
 		key := "mcp.servers." + name
@@ -308,11 +336,9 @@ func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, 
 		if len(roles) == 0 {
 			roles = []string{agent.RoleWorker}
 		}
-		if ts := c.Tools(); len(ts) > 0 {
-			opts = append(opts, agent.WithToolsFor(roles, ts...))
-		}
+		out = append(out, serverTools{name: name, roles: roles, tools: c.Tools()})
 	}
-	return opts, closeAll, nil
+	return out, closeAll, nil
 }
 
 // hookCommands flattens the configuration's hooks, event by event.
