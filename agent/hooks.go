@@ -68,8 +68,11 @@ func (r *run) observeHook(rec tools.HookRecord) {
 // be over by now (an interrupt), so they get a fresh one, bounded by each
 // hook's own timeout.
 func (r *run) stopHooks(reason StopReason, detail string) {
+	if r.ws == nil {
+		return // the run never opened its workspace
+	}
 	h := r.runHooks()
-	if h == nil || r.ws == nil {
+	if h == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
