@@ -54,9 +54,9 @@ func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
 	)
 	if suspect != nil {
 		r.emit(Event{Kind: EventTestRepair, Role: RoleTestDesigner, Verdict: string(suspect.Verdict), Message: suspectText(*suspect)})
-		suite, err = r.critic.RepairTests(ctx, r.st.Goal, plan, *suspect)
+		suite, err = r.critic.RepairTests(ctx, r.goalWithInstructions(), plan, *suspect)
 	} else {
-		suite, err = r.critic.DesignTests(ctx, r.st.Goal, plan)
+		suite, err = r.critic.DesignTests(ctx, r.goalWithInstructions(), plan)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

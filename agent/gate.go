@@ -37,6 +37,7 @@ func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
 	if r.cfg.confirmer != nil {
 		opts = append(opts, tools.WithConfirmer(r.cfg.confirmer))
 	}
+	opts = append(opts, r.hookOptions()...)
 	return tools.NewGate(p, opts...)
 }
 

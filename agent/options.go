@@ -103,6 +103,10 @@ type config struct {
 	prompts    map[string]string
 	budgets    Budgets
 	window     *summarizer.Config
+	// roleExtra are tools for some roles only (WithToolsFor).
+	roleExtra []roleTool
+	// hooks run around tool calls and at the end (WithHooks).
+	hooks *tools.Hooks
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
 }

@@ -34,6 +34,9 @@ type Report struct {
 	// Analyses are the Worker's statements of what failed and why, one per
 	// repair round.
 	Analyses []string `json:"analyses,omitempty"`
+	// Instructions are the workspace's AGENTS.md files the roles read, in
+	// the order they were joined.
+	Instructions []string `json:"instructions,omitempty"`
 	// Files are the workspace's files when the run ended.
 	Files []string `json:"files"`
 	// Sandbox is where the last session's commands ran and what it

@@ -195,6 +195,9 @@ func (r *run) open(ctx context.Context) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	r.reg, err = runRegistry(r.ws, r.a.reg)
+	if err == nil {
+		err = r.registerRoleTools()
+	}
 	if err != nil {
 		return err
 	}
@@ -286,12 +289,12 @@ func runRegistry(ws *tools.Workspace, user *tools.Registry) (*tools.Registry, er
 // the default.
 func (r *run) roleNames(role string) []string {
 	if names, ok := r.cfg.roleTools[role]; ok {
-		return names
+		return r.withRoleTools(role, names)
 	}
 	if role == RoleWorker {
-		return r.reg.Names() // the built-ins, finish_step and the registry's
+		return r.withRoleTools(role, r.reg.Names()) // the built-ins, finish_step and the registry's
 	}
-	return DefaultRoleTools(role)
+	return r.withRoleTools(role, DefaultRoleTools(role))
 }
 
 // planReady builds what needs the plan: the Worker's gate (the tests folder
@@ -493,7 +496,10 @@ func (r *run) plan(ctx context.Context) error {
 	}
 	r.st.Baseline = files
 	listing := strings.Join(files, "\n")
-	plan, err := planner.New(r.model, opts...).Plan(ctx, r.st.Goal, listing)
+	if err := r.loadInstructions(); err != nil {
+		return err
+	}
+	plan, err := planner.New(r.model, opts...).Plan(ctx, r.goalWithInstructions(), listing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -599,6 +605,7 @@ func (r *run) finish(reason StopReason, detail string) (*Report, error) {
 	r.stampTimes()
 	rep := r.report()
 	r.trace(TraceEntry{Kind: "stop", Reason: reason, Detail: detail})
+	r.stopHooks(reason, detail)
 	cerr := r.checkpointCursor(!reason.Resumable())
 	werr := rep.write(r.dir)
 	// Observers see run_finished once report.json is on disk.
@@ -627,6 +634,7 @@ func (r *run) report() *Report {
 		Sandbox: st.Sandbox, Phase: string(st.Phase), Metadata: maps.Clone(st.Metadata),
 	}
 	rep.Files, _ = workspaceFiles(st.Workspace, 2000)
+	rep.Instructions = st.Instructions.Paths()
 	m := &rep.Metrics
 	m.Completed = st.Reason == StopCompleted
 	m.FirstPass = st.FirstPass != nil && *st.FirstPass

@@ -71,6 +71,10 @@ type state struct {
 	Updated    time.Time `json:"updated"`
 	Phase      phase     `json:"phase"`
 
+	// Instructions are the workspace's AGENTS.md files, read once before
+	// the plan (loadInstructions).
+	Instructions *Instructions `json:"instructions,omitempty"`
+
 	// Baseline are the workspace's files before the run; never stray.
 	Baseline     []string          `json:"baseline,omitempty"`
 	Plan         *planner.Plan     `json:"plan,omitempty"`

@@ -100,7 +100,7 @@ func (r *run) pinned() ([]llm.Message, error) {
 	for i, s := range plan.Steps {
 		fmt.Fprintf(&pb, "%d. %s: %s (files: %s)\n", i+1, s.Title, oneLine(s.Description, 400), strings.Join(s.Files, ", "))
 	}
-	goal, err := render(goalTmpl, map[string]any{"Goal": strings.TrimSpace(r.st.Goal), "Plan": pb.String(), "TestsDir": plan.TestsFolder(), "TestCommand": plan.TestCommand})
+	goal, err := render(goalTmpl, map[string]any{"Goal": strings.TrimSpace(r.st.Goal), "Plan": pb.String(), "TestsDir": plan.TestsFolder(), "TestCommand": plan.TestCommand, "Instructions": r.st.Instructions.Text()})
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,18 @@
 // deletion removes the name, so neither reaches the shared content, and
 // both are how a refused name is put to other use.
 //
-// This package must not run a process itself (commands go through sandbox),
-// decide policy (it asks policy), or know about roles beyond the names of the
-// tools a View holds.
+// # Hooks and MCP
+//
+// Hooks (NewHooks, WithHooks) run the user's hook programs around each call
+// on Claude Code's contract; MCP tools (ConnectMCP) are the tools of MCP
+// servers, named mcp__<server>__<tool>, checked against the server's schema
+// and passed through the gate like any other, where one that no tools rule
+// names is "ask" (its effects are unknown). Hook programs and stdio MCP
+// servers are the two processes this package starts itself: they are the
+// user's own declared programs, not the model's commands, and run on the
+// host with the sandbox's allow-listed environment (see the README).
+//
+// Apart from those, this package must not run a process itself (commands go
+// through sandbox), decide policy (it asks policy), or know about roles
+// beyond the names of the tools a View holds.
 package tools

@@ -109,6 +109,11 @@ func WithObserver(o Observer) GateOption {
 	}
 }
 
+// WithHooks runs h's PreToolUse and PostToolUse hooks around every call
+// the gate decodes (see Hooks). A PreToolUse block is a deny with the
+// hook's reason, which the model reads; nil runs none.
+func WithHooks(h *Hooks) GateOption { return func(g *Gate) { g.hooks = h } }
+
 // WithScope tells the policy where the workspace is, for path arguments of
 // commands.
 func WithScope(s policy.Scope) GateOption { return func(g *Gate) { g.scope = s } }
@@ -122,6 +127,7 @@ type Gate struct {
 	confirmer policy.Confirmer
 	observers []Observer
 	scope     policy.Scope
+	hooks     *Hooks
 
 	mu     sync.Mutex
 	always map[string]bool // rules a person approved for the gate's life
@@ -185,15 +191,19 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	}
 	rec.Effects = inv.Effects
 
-	checks := g.judge(c.Name, inv.Effects)
-	// The most restrictive decision wins; on a tie the last, most specific
-	// one (an effect's rather than the tool's default) is reported.
-	worst := checks[0]
-	for _, ch := range checks[1:] {
-		if ch.d.Verdict <= worst.d.Verdict {
-			worst = ch
+	checks := g.judge(t, c.Name, inv.Effects)
+	if g.hooks.Len() > 0 {
+		// The hooks see the policy's verdict; theirs joins the checks, so
+		// it can only make the outcome stricter.
+		hd := g.hooks.pre(ctx, c, rec.Role, worstOf(checks).d)
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if hd.Verdict != policy.Allow {
+			checks = append(checks, check{d: hd})
 		}
 	}
+	worst := worstOf(checks)
 	rec.Decision = worst.d
 	if worst.d.Verdict == policy.Ask {
 		d, err := g.confirm(ctx, c.Name, checks, rec)
@@ -217,11 +227,27 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	if res.Duration == 0 {
 		res.Duration = rec.Duration
 	}
+	if g.hooks.Len() > 0 {
+		res = g.hooks.post(ctx, c, rec.Role, res)
+	}
 	rec.Outcome = OutcomeError
 	if res.OK {
 		rec.Outcome = OutcomeOK
 	}
 	return res, nil
+}
+
+// worstOf is the most restrictive decision of checks; on a tie the last,
+// most specific one (an effect's rather than the tool's default) is
+// reported.
+func worstOf(checks []check) check {
+	worst := checks[0]
+	for _, ch := range checks[1:] {
+		if ch.d.Verdict <= worst.d.Verdict {
+			worst = ch
+		}
+	}
+	return worst
 }
 
 // gateKey carries the gate that runs a call to the tool, for the checks a
@@ -250,9 +276,9 @@ func (g *Gate) writeCheck(rel string) policy.Decision {
 }
 
 // judge asks the policy about the tool and each of its effects.
-func (g *Gate) judge(tool string, effects []Effect) []check {
+func (g *Gate) judge(t Tool, tool string, effects []Effect) []check {
 	checks := make([]check, 0, 1+len(effects))
-	checks = append(checks, check{d: g.policy.CheckTool(tool)})
+	checks = append(checks, check{d: toolDecision(g.policy, t, tool)})
 	for i := range effects {
 		e := &effects[i]
 		var d policy.Decision
@@ -405,4 +431,34 @@ func deniedResult(d policy.Decision) Result {
 		Denied: true,
 		Output: fmt.Sprintf("denied by policy: %s (rule: %s). Do not repeat this call; take another approach that the policy allows.", reason, d.Rule),
 	}
+}
+
+// opaque is implemented by tools whose effects the policy cannot see (MCP
+// tools: a server declares none). A tool that wraps another says so with
+// Unwrap() Tool, so the gate still sees it.
+type opaque interface{ opaqueEffects() string }
+
+// RuleUnnamedOpaqueTool is the rule of the "ask" an opaque tool gets when
+// no tools rule names it.
+const RuleUnnamedOpaqueTool = "tools-unnamed-opaque"
+
+// toolDecision is the policy's decision on the tool itself. A tool whose
+// effects are unknown (an MCP tool) and that no tools rule names is "ask",
+// not the policy's default allow: the policy never saw what it does, so a
+// person must, and an unattended run denies it.
+func toolDecision(p *policy.Policy, t Tool, name string) policy.Decision {
+	d := p.CheckTool(name)
+	for {
+		w, ok := t.(interface{ Unwrap() Tool })
+		if !ok {
+			break
+		}
+		t = w.Unwrap()
+	}
+	o, ok := t.(opaque)
+	if !ok || d.Verdict != policy.Allow || d.Rule != "tools-default-allow" {
+		return d
+	}
+	return policy.Decision{Verdict: policy.Ask, Rule: RuleUnnamedOpaqueTool,
+		Reason: fmt.Sprintf("no tools rule names %s and its effects are unknown (%s); name it in tools.allow, tools.ask or tools.deny", name, o.opaqueEffects())}
 }

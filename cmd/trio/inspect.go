@@ -80,6 +80,9 @@ func inspect(w io.Writer, dir string, all bool) error {
 	fmt.Fprintf(w, "Run %s  (%s)\n", st.RunID, abs(dir))
 	fmt.Fprintf(w, "Goal: %s\n", clip(firstLine(st.Goal), 160))
 	fmt.Fprintf(w, "Workspace: %s\n", st.Workspace)
+	if len(st.Instructions) > 0 {
+		fmt.Fprintf(w, "Instructions: %s\n", strings.Join(st.Instructions, ", "))
+	}
 	if st.Sandbox != "" {
 		fmt.Fprintf(w, "Sandbox: %s\n", st.Sandbox)
 	}

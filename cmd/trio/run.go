@@ -415,10 +415,18 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	opts := append(agentOptions(cfg, workerModelName(cfg)),
 		agent.WithPolicy(pol), agent.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)),
 		agent.WithObserver(prog.event))
+	var asker policy.Confirmer
 	if cf := confirmerFor(io, pol, polPath != "", prog); cf != nil {
 		defer cf.Close()
 		opts = append(opts, agent.WithConfirmer(cf))
+		asker = cf
 	}
+	ext, closeExt, err := extensionOptions(ctx, cfg, asker, prog.warn)
+	defer closeExt()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, ext...)
 
 	var rep *agent.Report
 	if resumeDir != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox/containerd"
 	"github.com/trioagent/trio/summarizer"
+	"github.com/trioagent/trio/tools"
 )
 
 // Environment variables the command reads.
@@ -232,4 +234,125 @@ func resolveRun(arg, runs string) (string, error) {
 		return "", configError(fmt.Errorf("no run %q: not a folder, and %s has no run of that id (%s)", arg, runs, hint))
 	}
 	return dir, nil
+}
+
+// extensionOptions turns the configuration's hooks and MCP servers into
+// options: the hooks, and each server's tools for the roles it names.
+// It connects to the servers now, so a server that does not start is a
+// configuration error (exit 3) before the run begins. A stdio server runs
+// on the host (host: true): the user is warned, and asked first when a
+// person can answer (cf not nil). The returned function closes the
+// servers. warn prints a warning.
+func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]agent.Option, func(), error) {
+	var opts []agent.Option
+	if hooks := hookCommands(f.Hooks); len(hooks) > 0 {
+		absDir, _ := filepath.Abs(configDir(f))
+		h, err := tools.NewHooks(tools.HookConfig{Commands: hooks, Dir: absDir})
+		if err != nil {
+			return nil, func() {}, configError(fmt.Errorf("%s: hooks: %w", f.Path, err))
+		}
+		opts = append(opts, agent.WithHooks(h))
+	}
+	servers, closeAll, err := connectServers(ctx, f, cf, warn)
+	if err != nil {
+		return nil, closeAll, err
+	}
+	for _, s := range servers {
+		if len(s.tools) > 0 {
+			opts = append(opts, agent.WithToolsFor(s.roles, s.tools...))
+		}
+	}
+	return opts, closeAll, nil
+}
+
+// configDir is the folder of the configuration file ("." without one).
+func configDir(f *config.File) string {
+	if f.Path == "" {
+		return "."
+	}
+	return filepath.Dir(f.Path)
+}
+
+// serverTools are one MCP server's tools and the roles they are for.
+type serverTools struct {
+	name  string
+	roles []string
+	tools []tools.Tool
+}
+
+// connectServers connects to the configuration's MCP servers (see
+// extensionOptions); the function returned closes them.
+func connectServers(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]serverTools, func(), error) {
+	var out []serverTools
+	var conns []*tools.MCPConn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	dir := configDir(f)
+	for _, name := range f.MCP.ServerNames() {
+		s := f.MCP.Servers[name]
+		key := "mcp.servers." + name
+		srv := tools.MCPServer{Name: name, URL: s.URL, Dir: dir, CallTimeout: s.Timeout.Duration, StartTimeout: s.StartupTimeout.Duration}
+		if s.Command != "" {
+			srv.Command = append([]string{s.Command}, s.Args...)
+		}
+		for _, v := range s.EnvVars {
+			if val, ok := os.LookupEnv(v); ok {
+				srv.Env = append(srv.Env, v+"="+val)
+			}
+		}
+		for h, v := range s.EnvHeaders {
+			val := os.Getenv(v)
+			if val == "" {
+				return nil, closeAll, configError(fmt.Errorf("%s: %s.env_headers.%s: $%s is not set (it holds the header's value)", f.Path, key, h, v))
+			}
+			if srv.Headers == nil {
+				srv.Headers = map[string]string{}
+			}
+			srv.Headers[h] = val
+		}
+		if len(srv.Command) > 0 {
+			line := strings.Join(srv.Command, " ")
+			warn(fmt.Sprintf("MCP server %s runs on this machine as you, outside the sandbox (host: true): %s", name, line))
+			if cf != nil {
+				ans, err := cf.Confirm(ctx, policy.ConfirmRequest{Tool: tools.MCPPrefix + name, Action: "start an MCP server on the host, outside the sandbox",
+					Command: line, Argv: srv.Command, Decision: policy.Decision{Verdict: policy.Ask, Rule: key + ".host", Reason: "an MCP server is code; on the host it runs as you"}})
+				if err != nil || (ans != policy.AnswerYes && ans != policy.AnswerAlways) {
+					return nil, closeAll, configError(fmt.Errorf("%s: %s: not started: the person asked did not approve it", f.Path, key))
+				}
+			}
+		}
+		c, err := tools.ConnectMCP(ctx, srv)
+		if err != nil {
+			return nil, closeAll, configError(fmt.Errorf("%s: %s: %w", f.Path, key, err))
+		}
+		conns = append(conns, c)
+		for _, skip := range c.Skipped {
+			warn(fmt.Sprintf("MCP server %s: tool left out: %s", name, skip))
+		}
+		roles := s.Roles
+		if len(roles) == 0 {
+			roles = []string{agent.RoleWorker}
+		}
+		out = append(out, serverTools{name: name, roles: roles, tools: c.Tools()})
+	}
+	return out, closeAll, nil
+}
+
+// hookCommands flattens the configuration's hooks, event by event.
+func hookCommands(h config.Hooks) []tools.HookCommand {
+	var out []tools.HookCommand
+	for _, ev := range []struct {
+		name string
+		ms   []config.HookMatcher
+	}{{tools.HookPreToolUse, h.PreToolUse}, {tools.HookPostToolUse, h.PostToolUse}, {tools.HookStop, h.Stop}} {
+		for _, m := range ev.ms {
+			for _, c := range m.Hooks {
+				out = append(out, tools.HookCommand{Event: ev.name, Matcher: m.Matcher, Command: c.Command, Timeout: c.Timeout.Duration})
+			}
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 	"github.com/trioagent/trio/tools"
 )
 
-func newToolsCmd(io stdio) *cobra.Command {
+func newToolsCmd(g *globals, io stdio) *cobra.Command {
 	var role string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -26,7 +27,9 @@ func newToolsCmd(io stdio) *cobra.Command {
 arguments, exactly as the model receives them. Without --role, and with
 --role worker, the list is the Worker's default: every built-in and the
 agent's finish_step; --role planner or critic shows that role's default
-subset. --json prints the OpenAI tool definitions.
+subset. The tools of the MCP servers trio.yaml declares are listed for the
+roles they are given to (connecting to each server; a stdio server starts
+on this machine). --json prints the OpenAI tool definitions.
 
 Exit codes: 0 listed, 3 unknown --role.`,
 		Example: `  trio tools
@@ -36,6 +39,9 @@ Exit codes: 0 listed, 3 unknown --role.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			view, err := builtinView(role)
 			if err != nil {
+				return err
+			}
+			if view, err = withMCPTools(cmd.Context(), g, io, view, role); err != nil {
 				return err
 			}
 			if asJSON {
@@ -136,4 +142,29 @@ func printTools(w io.Writer, v tools.View) {
 			fmt.Fprintf(w, "  - %s (%v%s): %s\n", p, ps.Type, req, clip(ps.Description, 120))
 		}
 	}
+}
+
+// withMCPTools adds the tools of the configuration's MCP servers given to
+// role (the Worker's when role is "") to v.
+func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role string) (tools.View, error) {
+	f, err := loadConfig(g.config)
+	if err != nil || len(f.MCP.Servers) == 0 {
+		return v, err
+	}
+	if role == "" {
+		role = agent.RoleWorker
+	}
+	servers, closeAll, err := connectServers(ctx, f, nil, func(s string) { fmt.Fprintln(io.err, "trio: warning: "+s) })
+	defer closeAll()
+	if err != nil {
+		return v, err
+	}
+	for _, s := range servers {
+		if slices.Contains(s.roles, role) {
+			if v, err = v.With(s.tools...); err != nil {
+				return v, failure(err)
+			}
+		}
+	}
+	return v, nil
 }

@@ -49,6 +49,11 @@ type File struct {
 	Policy string `yaml:"policy"`
 	// RunsDir is where run folders go; a relative path is relative to this file.
 	RunsDir string `yaml:"runs_dir"`
+
+	// Hooks are programs run around tool calls (extensions.go).
+	Hooks Hooks `yaml:"hooks"`
+	// MCP declares MCP servers whose tools the run offers (extensions.go).
+	MCP MCP `yaml:"mcp"`
 }
 
 // Endpoint is the OpenAI-compatible model service.
@@ -331,6 +336,7 @@ func (c *checker) check(f *File) {
 	if (cd.UID == 0) != (cd.GID == 0) {
 		c.fail("sandbox.containerd.uid", "set both uid and gid, or neither (automatic)")
 	}
+	c.checkExtensions(f)
 }
 
 func envName(s string) bool {

@@ -1,0 +1,398 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+)
+
+// Hook events, named as in Claude Code's hooks contract (which Codex and
+// goose follow), so that users' existing hook programs work unchanged.
+const (
+	// HookPreToolUse runs after the policy judged a call and before it
+	// runs (or a person is asked); it may block the call or ask for a
+	// confirmation, never allow what the policy denied.
+	HookPreToolUse = "PreToolUse"
+	// HookPostToolUse runs after a call ran and sees its result; a block
+	// turns the result into an error the model reads.
+	HookPostToolUse = "PostToolUse"
+	// HookStop runs once when a run stops; it cannot keep the run going.
+	HookStop = "Stop"
+)
+
+// DefaultHookTimeout is a hook's time limit when its configuration sets
+// none (Claude Code's default).
+const DefaultHookTimeout = 60 * time.Second
+
+// maxHookOutput bounds what is kept of a hook's stdout and stderr.
+const maxHookOutput = 64 << 10
+
+// HookCommand is one hook program, as configured.
+type HookCommand struct {
+	// Event is HookPreToolUse, HookPostToolUse or HookStop.
+	Event string
+	// Matcher is a regular expression matched against the whole tool name
+	// ("run_command", "mcp__github__.*"); "" or "*" matches every tool.
+	// Stop hooks ignore it.
+	Matcher string
+	// Command is a shell command line, run by /bin/sh -c on the host.
+	Command string
+	// Timeout bounds one run of the hook (DefaultHookTimeout when zero).
+	// A PreToolUse hook that runs out of time blocks the call.
+	Timeout time.Duration
+}
+
+// HookConfig configures Hooks.
+type HookConfig struct {
+	Commands []HookCommand
+	// Dir is the working folder of hook commands: the folder of the
+	// configuration file that declared them, never the workspace, so a
+	// model that writes ./guard.sh into the workspace cannot replace a
+	// hook. Empty: the current folder.
+	Dir string
+	// Env adds KEY=VALUE entries to the hooks' environment, which is
+	// otherwise the sandbox's allow-listed base (sandbox.BaseEnv, with
+	// the host's PATH and HOME) and TRIO_RUN_ID, TRIO_WORKSPACE,
+	// TRIO_HOOK_EVENT: never the model's API key or other secrets.
+	Env []string
+}
+
+// Hooks runs the user's hook programs around tool calls (see WithHooks)
+// and when a run stops (Stop). Hook programs are the user's own code,
+// declared in trio.yaml: they run on the host, not in the sandbox, with
+// a minimal environment. A Hooks value is immutable and safe for
+// concurrent use.
+type Hooks struct {
+	dir      string
+	env      []string
+	commands []hook
+	// Bound per run by ForRun.
+	runID, workspace string
+	observe          func(HookRecord)
+}
+
+type hook struct {
+	HookCommand
+	match *regexp.Regexp // nil matches everything
+}
+
+// NewHooks checks cfg: an unknown event, an empty command, a bad matcher
+// or a negative timeout is an error naming the hook.
+func NewHooks(cfg HookConfig) (*Hooks, error) {
+	h := &Hooks{dir: cfg.Dir, env: append([]string(nil), cfg.Env...)}
+	for i, c := range cfg.Commands {
+		switch c.Event {
+		case HookPreToolUse, HookPostToolUse, HookStop:
+		default:
+			return nil, fmt.Errorf("tools: hook %d: unknown event %q (want %s, %s or %s)", i+1, c.Event, HookPreToolUse, HookPostToolUse, HookStop)
+		}
+		if strings.TrimSpace(c.Command) == "" {
+			return nil, fmt.Errorf("tools: hook %d (%s): empty command", i+1, c.Event)
+		}
+		if c.Timeout < 0 {
+			return nil, fmt.Errorf("tools: hook %d (%s): negative timeout", i+1, c.Event)
+		}
+		if c.Timeout == 0 {
+			c.Timeout = DefaultHookTimeout
+		}
+		hk := hook{HookCommand: c}
+		if c.Matcher != "" && c.Matcher != "*" {
+			re, err := regexp.Compile("^(?:" + c.Matcher + ")$")
+			if err != nil {
+				return nil, fmt.Errorf("tools: hook %d (%s): matcher %q: %w", i+1, c.Event, c.Matcher, err)
+			}
+			hk.match = re
+		}
+		h.commands = append(h.commands, hk)
+	}
+	return h, nil
+}
+
+// ForRun returns a copy of h bound to one run: its id and workspace go to
+// every hook, and observe (when not nil) receives the record of every
+// hook run, for the audit log and the trace.
+func (h *Hooks) ForRun(runID, workspace string, observe func(HookRecord)) *Hooks {
+	cp := *h
+	cp.runID, cp.workspace, cp.observe = runID, workspace, observe
+	return &cp
+}
+
+// Len is the number of hook commands.
+func (h *Hooks) Len() int {
+	if h == nil {
+		return 0
+	}
+	return len(h.commands)
+}
+
+// HookRecord is what one run of a hook did.
+type HookRecord struct {
+	Time     time.Time `json:"time"`
+	Event    string    `json:"event"`
+	Command  string    `json:"command"`
+	Tool     string    `json:"tool,omitempty"`
+	CallID   string    `json:"call_id,omitempty"`
+	Role     string    `json:"role,omitempty"`
+	ExitCode int       `json:"exit_code"`
+	// Blocked says the hook blocked the call (exit 2, a block decision,
+	// a failure or a timeout of a PreToolUse hook); Ask that it asked for
+	// a confirmation.
+	Blocked bool `json:"blocked,omitempty"`
+	Ask     bool `json:"ask,omitempty"`
+	// Reason is the hook's reason (its JSON reason, or stderr on exit 2).
+	Reason   string        `json:"reason,omitempty"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"-"`
+}
+
+// MarshalJSON writes the duration as integer milliseconds.
+func (r HookRecord) MarshalJSON() ([]byte, error) {
+	type plain HookRecord
+	return json.Marshal(struct {
+		plain
+		DurationMS int64 `json:"duration_ms"`
+	}{plain(r), r.Duration.Milliseconds()})
+}
+
+// hookInput is the JSON a hook reads on stdin: Claude Code's field names,
+// plus Trio's role and the policy's decision.
+type hookInput struct {
+	SessionID     string           `json:"session_id"`
+	HookEventName string           `json:"hook_event_name"`
+	Cwd           string           `json:"cwd"`
+	ToolName      string           `json:"tool_name,omitempty"`
+	ToolInput     json.RawMessage  `json:"tool_input,omitempty"`
+	ToolUseID     string           `json:"tool_use_id,omitempty"`
+	Role          string           `json:"role,omitempty"`
+	Decision      *policy.Decision `json:"decision,omitempty"`
+	ToolResponse  *Result          `json:"tool_response,omitempty"`
+	StopReason    string           `json:"stop_reason,omitempty"`
+	StopDetail    string           `json:"stop_detail,omitempty"`
+}
+
+// hookOutput is the JSON a hook may print on stdout: the classic
+// decision/reason, or Claude Code's hookSpecificOutput.
+type hookOutput struct {
+	Decision           string `json:"decision"`
+	Reason             string `json:"reason"`
+	HookSpecificOutput struct {
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// StopInfo is what Stop hooks are told about the run's end.
+type StopInfo struct {
+	Reason, Detail string
+}
+
+// Stop runs the Stop hooks once; their records go to the observer. A
+// Stop hook cannot keep the run going: a block is recorded, not obeyed.
+func (h *Hooks) Stop(ctx context.Context, info StopInfo) []HookRecord {
+	if h == nil {
+		return nil
+	}
+	var out []HookRecord
+	for _, hk := range h.commands {
+		if hk.Event != HookStop {
+			continue
+		}
+		in := hookInput{StopReason: info.Reason, StopDetail: info.Detail}
+		out = append(out, h.run(ctx, hk, in))
+	}
+	return out
+}
+
+// pre runs the PreToolUse hooks matching the call; the first that blocks
+// or asks decides. The decision returned is the hooks' check for the gate
+// (Allow when none objects).
+func (h *Hooks) pre(ctx context.Context, c Call, role string, d policy.Decision) policy.Decision {
+	ok := policy.Decision{Verdict: policy.Allow, Rule: "hooks", Reason: "no hook objected"}
+	if h == nil {
+		return ok
+	}
+	ask := ok
+	for _, hk := range h.matching(HookPreToolUse, c.Name) {
+		rec := h.run(ctx, hk, hookInput{ToolName: c.Name, ToolInput: argsJSON(c.Arguments), ToolUseID: c.ID, Role: role, Decision: &d})
+		rule := fmt.Sprintf("hooks.%s: %q", HookPreToolUse, hk.Command)
+		switch {
+		case rec.Blocked:
+			return policy.Decision{Verdict: policy.Deny, Rule: rule, Reason: "blocked by a PreToolUse hook: " + orNone(rec.Reason)}
+		case rec.Ask && ask.Verdict == policy.Allow:
+			ask = policy.Decision{Verdict: policy.Ask, Rule: rule, Reason: "a PreToolUse hook asks for confirmation: " + orNone(rec.Reason)}
+		}
+	}
+	return ask
+}
+
+// post runs the PostToolUse hooks matching the call with its result; a
+// block makes the result an error whose output ends with the reason.
+func (h *Hooks) post(ctx context.Context, c Call, role string, res Result) Result {
+	if h == nil {
+		return res
+	}
+	for _, hk := range h.matching(HookPostToolUse, c.Name) {
+		r := res
+		rec := h.run(ctx, hk, hookInput{ToolName: c.Name, ToolInput: argsJSON(c.Arguments), ToolUseID: c.ID, Role: role, ToolResponse: &r})
+		if rec.Blocked {
+			res.OK = false
+			res.Output = strings.TrimSpace(res.Output + "\n\nA PostToolUse hook objected to this result: " + orNone(rec.Reason))
+		}
+	}
+	return res
+}
+
+func (h *Hooks) matching(event, tool string) []hook {
+	var out []hook
+	for _, hk := range h.commands {
+		if hk.Event == event && (hk.match == nil || hk.match.MatchString(tool)) {
+			out = append(out, hk)
+		}
+	}
+	return out
+}
+
+// run runs one hook and reads its verdict: exit 0 continues (unless its
+// JSON says block or deny), exit 2 blocks with stderr as the reason. For
+// PreToolUse a hook that fails otherwise or runs out of time also blocks:
+// a guard that cannot answer must not wave a call through. For the other
+// events such a failure is recorded and the run goes on.
+func (h *Hooks) run(ctx context.Context, hk hook, in hookInput) HookRecord {
+	rec := HookRecord{Time: time.Now(), Event: hk.Event, Command: hk.Command, Tool: in.ToolName, CallID: in.ToolUseID, Role: in.Role}
+	in.SessionID, in.HookEventName, in.Cwd = h.runID, hk.Event, h.workspace
+	stdin, err := json.Marshal(in)
+	if err != nil {
+		rec.Error = err.Error()
+		rec.Blocked = hk.Event == HookPreToolUse
+		rec.Reason = "the hook's input could not be encoded"
+		h.emit(rec)
+		return rec
+	}
+	cctx, cancel := context.WithTimeout(ctx, hk.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", hk.Command)
+	cmd.Dir = h.dir
+	cmd.Env = h.environ(hk.Event)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr limitedBuffer
+	stdout.max, stderr.max = maxHookOutput, maxHookOutput
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Its own process group, killed whole: a hook's children must not
+	// outlive it and keep the pipes open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	err = cmd.Run()
+	rec.Duration = time.Since(start)
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		rec.TimedOut, rec.ExitCode = true, -1
+		rec.Reason = fmt.Sprintf("the hook did not answer within %s", hk.Timeout)
+	case ctx.Err() != nil:
+		rec.ExitCode, rec.Error = -1, ctx.Err().Error()
+		rec.Reason = "the call was cancelled while its hook ran"
+	case errors.As(err, &exitErr):
+		rec.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		rec.ExitCode, rec.Error = -1, err.Error()
+		rec.Reason = "the hook could not run: " + err.Error()
+	}
+	var out hookOutput
+	if rec.ExitCode == 0 && !rec.TimedOut {
+		if s := strings.TrimSpace(stdout.String()); strings.HasPrefix(s, "{") {
+			_ = json.Unmarshal([]byte(s), &out) // plain text output means "continue"
+		}
+	}
+	switch {
+	case rec.ExitCode == 2:
+		rec.Blocked = true
+		rec.Reason = strings.TrimSpace(stderr.String())
+	case rec.ExitCode != 0: // failed, timed out or cancelled
+		rec.Blocked = hk.Event == HookPreToolUse
+		if rec.Reason == "" {
+			rec.Reason = fmt.Sprintf("the hook failed with exit code %d: %s", rec.ExitCode, strings.TrimSpace(stderr.String()))
+		}
+	case strings.EqualFold(out.Decision, "block") || out.HookSpecificOutput.PermissionDecision == "deny":
+		rec.Blocked = true
+		rec.Reason = firstOf(out.Reason, out.HookSpecificOutput.PermissionDecisionReason)
+	case out.HookSpecificOutput.PermissionDecision == "ask":
+		rec.Ask = true
+		rec.Reason = firstOf(out.HookSpecificOutput.PermissionDecisionReason, out.Reason)
+	default:
+		// "allow" and "approve" are not honoured: a hook may tighten the
+		// policy, never loosen it.
+		rec.Reason = firstOf(out.Reason, out.HookSpecificOutput.PermissionDecisionReason)
+	}
+	h.emit(rec)
+	return rec
+}
+
+func (h *Hooks) emit(rec HookRecord) {
+	if h.observe != nil {
+		h.observe(rec)
+	}
+}
+
+// environ is the hooks' environment: the sandbox's allow-listed base and
+// the run's facts. The host's HOME is kept (a hook is the user's own
+// program and may read its own configuration), secrets are not.
+func (h *Hooks) environ(event string) []string {
+	home, _ := os.UserHomeDir()
+	base := sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir())
+	return sandbox.MergeEnv(base, append([]string{
+		"TRIO_RUN_ID=" + h.runID, "TRIO_WORKSPACE=" + h.workspace, "TRIO_HOOK_EVENT=" + event,
+	}, h.env...))
+}
+
+// argsJSON is the call's arguments as a JSON value for the hook's input
+// (a malformed one as a string, so the input stays valid JSON).
+func argsJSON(raw json.RawMessage) json.RawMessage {
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no reason given)"
+	}
+	return s
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

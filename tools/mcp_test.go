@@ -1,0 +1,230 @@
+package tools_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trioagent/trio/tools"
+)
+
+// envMCPServer makes the test binary an MCP stdio server (TestMain).
+const envMCPServer = "TRIO_TEST_MCP_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envMCPServer) == "1" {
+		if err := testServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+// testServer is an MCP server built with the go-sdk's server API: echo,
+// a tool that fails, one that hangs and one that kills the server.
+func testServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		out := "echo: " + in.Text
+		if req.Extra != nil && req.Extra.Header != nil {
+			out += " auth=" + req.Extra.Header.Get("Authorization")
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such ticket"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Hang."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Minute):
+		}
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	return s
+}
+
+const mcpPolicy = `
+version: 1
+mode: unattended
+tools:
+  allow: ["mcp__test__echo", "mcp__test__fail", "mcp__test__slow", "mcp__test__crash", "mcp__web__*"]
+`
+
+func stdioServer(t *testing.T, timeout time.Duration) *tools.MCPConn {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "test", Command: []string{self},
+		Env: []string{envMCPServer + "=1"}, CallTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func mcpView(t *testing.T, c *tools.MCPConn) tools.View {
+	t.Helper()
+	reg, err := tools.NewRegistry(c.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := reg.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A stdio server's tools enter the registry under mcp__<server>__<tool>
+// with its schema, are validated like typed tools, pass the gate, and
+// every failure of the server is a tool error: a failed tool, a slow one
+// (the timeout), a crash, and calls after the crash.
+func TestMCPStdio(t *testing.T) {
+	t.Parallel()
+	c := stdioServer(t, 500*time.Millisecond)
+	v := mcpView(t, c)
+	if got := strings.Join(v.Names(), ","); got != "mcp__test__crash,mcp__test__echo,mcp__test__fail,mcp__test__slow" {
+		t.Fatalf("tools %s", got)
+	}
+	echo, _ := v.Tool("mcp__test__echo")
+	if p := echo.Schema().Properties; p == nil {
+		t.Fatalf("echo has no properties in its schema: %+v", echo.Schema())
+	} else if _, ok := p.Get("text"); !ok {
+		t.Errorf("echo's schema lacks the server's text property")
+	}
+	rec := &recorder{}
+	g := tools.NewGate(parsePolicy(t, mcpPolicy), tools.WithObserver(rec))
+	ctx := context.Background()
+
+	res, err := g.Call(ctx, v, call("mcp__test__echo", `{"text":"hi"}`))
+	if err != nil || !res.OK || !strings.HasPrefix(res.Output, "echo: hi") {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	if r := rec.take(); len(r) != 1 || r[0].Decision.Verdict.String() != "allow" || !strings.Contains(r[0].Decision.Rule, "mcp__test__echo") {
+		t.Errorf("records %+v, want the allow rule that names the tool", r)
+	}
+	res, _ = g.Call(ctx, v, call("mcp__test__echo", `{"text":3}`))
+	if res.OK || !strings.Contains(res.Output, `argument "text": expected string`) {
+		t.Errorf("bad arguments: %+v", res)
+	}
+	res, _ = g.Call(ctx, v, call("mcp__test__fail", `{}`))
+	if res.OK || !strings.Contains(res.Output, "no such ticket") {
+		t.Errorf("fail: %+v", res)
+	}
+	start := time.Now()
+	res, err = g.Call(ctx, v, call("mcp__test__slow", `{}`))
+	if err != nil || res.OK || !strings.Contains(res.Output, "did not answer") || time.Since(start) > 10*time.Second {
+		t.Errorf("slow: %v %+v after %s", err, res, time.Since(start))
+	}
+	for i, c := range []tools.Call{call("mcp__test__crash", `{}`), call("mcp__test__echo", `{"text":"again"}`)} {
+		name := c.Name
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			res, err = g.Call(ctx, v, c)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("call %d (%s) to a dead server hangs", i, name)
+		}
+		if err != nil || res.OK || !strings.Contains(res.Output, "MCP server test") {
+			t.Errorf("call %s to a crashed server: %v %+v", name, err, res)
+		}
+	}
+}
+
+// An MCP tool that no tools rule names is "ask": denied when the policy
+// is unattended, asked when a person can answer.
+func TestMCPUnnamedToolAsks(t *testing.T) {
+	t.Parallel()
+	c := stdioServer(t, 0)
+	v := mcpView(t, c)
+	unattended := parsePolicy(t, "version: 1\nmode: unattended\n")
+	res, err := tools.NewGate(unattended).Call(context.Background(), v, call("mcp__test__echo", `{"text":"x"}`))
+	if err != nil || res.OK || !res.Denied || !strings.Contains(res.Output, tools.RuleUnnamedOpaqueTool) {
+		t.Errorf("unattended: %v %+v, want a denial by %s", err, res, tools.RuleUnnamedOpaqueTool)
+	}
+	conf := &confirmer{answer: 1} // yes
+	res, err = tools.NewGate(parsePolicy(t, "version: 1\nmode: interactive\n"), tools.WithConfirmer(conf)).
+		Call(context.Background(), v, call("mcp__test__echo", `{"text":"x"}`))
+	if err != nil || !res.OK || conf.calls.Load() != 1 || conf.last.Tool != "mcp__test__echo" {
+		t.Errorf("interactive: %v %+v, asked %d (%+v)", err, res, conf.calls.Load(), conf.last)
+	}
+	denied := parsePolicy(t, "version: 1\nmode: interactive\ntools:\n  deny: [\"mcp__test__*\"]\n")
+	res, _ = tools.NewGate(denied, tools.WithConfirmer(conf)).Call(context.Background(), v, call("mcp__test__echo", `{"text":"x"}`))
+	if !res.Denied || conf.calls.Load() != 1 {
+		t.Errorf("tools.deny: %+v, want denied without asking", res)
+	}
+}
+
+// A streamable HTTP server on loopback: its tools work, the configured
+// header reaches it, and the header's value appears in no error.
+func TestMCPStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	var sawAuth atomic.Bool
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		sawAuth.Store(true)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, err := tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "web", URL: srv.URL,
+		Headers: map[string]string{"Authorization": "Bearer s3cret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v := mcpView(t, c)
+	res, err := tools.NewGate(parsePolicy(t, mcpPolicy)).Call(context.Background(), v, call("mcp__web__echo", `{"text":"over http"}`))
+	if err != nil || !res.OK || !strings.HasPrefix(res.Output, "echo: over http") {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	if !sawAuth.Load() {
+		t.Error("the header never reached the server")
+	}
+	_, err = tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "web", URL: srv.URL,
+		Headers: map[string]string{"Authorization": "Bearer wrong-s3cret"}, StartTimeout: 5 * time.Second})
+	if err == nil || strings.Contains(err.Error(), "wrong-s3cret") || !strings.Contains(err.Error(), "mcp: server web") {
+		t.Errorf("bad header: error %v, want one naming the server and not the header value", err)
+	}
+}
+
+// A server that does not start is an error naming it, with its stderr;
+// one that never answers is an error after the start timeout, not a hang.
+func TestMCPStartFailures(t *testing.T) {
+	t.Parallel()
+	_, err := tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "gone", Command: []string{"/bin/sh", "-c", "echo boom >&2; exit 1"}})
+	if err == nil || !strings.Contains(err.Error(), "mcp: server gone") || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("dying server: %v", err)
+	}
+	start := time.Now()
+	_, err = tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "mute", Command: []string{"/bin/sh", "-c", "exec sleep 60"}, StartTimeout: 500 * time.Millisecond})
+	if err == nil || time.Since(start) > 15*time.Second {
+		t.Errorf("mute server: %v after %s", err, time.Since(start))
+	}
+}
