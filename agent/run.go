@@ -178,6 +178,9 @@ func (r *run) open(ctx context.Context) error {
 	if err := r.openFiles(); err != nil {
 		return err
 	}
+	if err := r.keepUserTests(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(r.st.Workspace, 0o755); err != nil {
 		return fmt.Errorf("agent: create workspace: %w", err)
 	}
@@ -495,7 +498,7 @@ func (r *run) plan(ctx context.Context) error {
 	}
 	r.st.Baseline = files
 	listing := strings.Join(files, "\n")
-	plan, err := planner.New(r.model, opts...).Plan(ctx, r.st.Goal, listing)
+	plan, err := planner.New(r.model, opts...).Plan(ctx, r.plannerGoal(), listing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
