@@ -13,7 +13,7 @@ import (
 
 func TestWithTestsNeedsFiles(t *testing.T) {
 	t.Parallel()
-	m, err := llm.ParseScript("empty.yaml", []byte("roles: {}\n"))
+	m, err := llm.ParseScript("empty.yaml", []byte("roles: {planner: [{content: unused}]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,9 @@ func TestUserTestsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Passed() || !slices.ContainsFunc(f.Failures, func(x Failure) bool { return x.Kind == KindTampering && x.TestID == "tampering:acceptance/user_test.go" }) {
+	if f.Passed() || !slices.ContainsFunc(f.Failures, func(x Failure) bool {
+		return x.Kind == KindTampering && x.TestID == "tampering:acceptance/user_test.go"
+	}) {
 		t.Errorf("findings %+v: want a tampering failure for the supplied test", f)
 	}
 	if got := readWS(t, ws, "acceptance/user_test.go"); got != userGreetTest {

@@ -279,4 +279,3 @@ func treeHash(dir string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
-
