@@ -237,7 +237,7 @@ func progressLine(ev eval.Event) string {
 	r := ev.Result
 	hidden := fmt.Sprintf("hidden FAIL (%s)", r.Hidden.Detail)
 	if r.Hidden.Pass {
-		hidden = fmt.Sprintf("hidden pass (%d tests)", r.Hidden.Passed)
+		hidden = fmt.Sprintf("hidden pass (%d test%s)", r.Hidden.Passed, map[bool]string{true: "", false: "s"}[r.Hidden.Passed == 1])
 	}
 	note := ""
 	if r.Disagrees() {
