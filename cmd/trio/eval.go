@@ -237,7 +237,10 @@ func progressLine(ev eval.Event) string {
 	r := ev.Result
 	hidden := fmt.Sprintf("hidden FAIL (%s)", r.Hidden.Detail)
 	if r.Hidden.Pass {
-		hidden = fmt.Sprintf("hidden pass (%d test%s)", r.Hidden.Passed, map[bool]string{true: "", false: "s"}[r.Hidden.Passed == 1])
+		hidden = "hidden pass (1 test)"
+		if r.Hidden.Passed != 1 {
+			hidden = fmt.Sprintf("hidden pass (%d tests)", r.Hidden.Passed)
+		}
 	}
 	note := ""
 	if r.Disagrees() {
