@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,7 @@ func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts = append(opts, r.userTestOptions()...)
 	return critic.New(r.model, r.criticGate, view, r.ws, append(opts, suite...)...), nil
 }
 
@@ -61,6 +63,9 @@ func (r *run) designTests(ctx context.Context, suspect *critic.Findings) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
+		}
+		if errors.Is(err, critic.ErrSuspectUserTest) {
+			return r.suspectUserTest(err)
 		}
 		return stopf(StopModelError, "test design: %v", err)
 	}

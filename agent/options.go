@@ -109,6 +109,8 @@ type config struct {
 	hooks *tools.Hooks
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
+	// userTests are the person's acceptance tests (WithTests).
+	userTests *userTests
 }
 
 // WithWorkspace sets the folder the project is built in (created if

@@ -178,6 +178,9 @@ func (r *run) open(ctx context.Context) error {
 	if err := r.openFiles(); err != nil {
 		return err
 	}
+	if err := r.keepUserTests(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(r.st.Workspace, 0o755); err != nil {
 		return fmt.Errorf("agent: create workspace: %w", err)
 	}
@@ -499,7 +502,7 @@ func (r *run) plan(ctx context.Context) error {
 	if err := r.loadInstructions(); err != nil {
 		return err
 	}
-	plan, err := planner.New(r.model, opts...).Plan(ctx, r.goalWithInstructions(), listing)
+	plan, err := planner.New(r.model, opts...).Plan(ctx, r.plannerGoal(), listing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err

@@ -128,7 +128,11 @@ type Critic struct {
 	files []SuiteFile
 	// pending are suite changes found since the last Check.
 	pending []SuiteChange
-	calls   int // tool calls made, for call ids
+	// userFiles are the person's tests (WithUserTests), relative to the
+	// tests folder; userDesigned adds the designer's to them.
+	userFiles    []SuiteFile
+	userDesigned bool
+	calls        int // tool calls made, for call ids
 }
 
 // New returns a Critic. gate and view run the checks' commands: view must
@@ -160,6 +164,7 @@ func (c *Critic) Suite() TestSuite {
 	s := c.suite
 	s.Files = slices.Clone(s.Files)
 	s.Tests = slices.Clone(s.Tests)
+	s.User = slices.Clone(s.User)
 	return s
 }
 

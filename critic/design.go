@@ -38,6 +38,9 @@ type TestSuite struct {
 	// (see DesignedTests): "<file>::<name>" or "<file>::<Class>::<name>".
 	// A check passes only when each is reported passed by name.
 	Tests []string `json:"tests,omitempty"`
+	// User are the files among Files that the person supplied
+	// (WithUserTests): never rewritten, and a suspect one stops the run.
+	User []string `json:"user,omitempty"`
 }
 
 type suiteReply struct {
@@ -54,14 +57,31 @@ type suiteFile = SuiteFile
 // the plan's tests folder, replacing what was there. A reply that does not
 // decode, is empty, or names a path outside the folder goes back to the
 // model once; a second failure is an error wrapping ErrInvalidSuite.
+//
+// With tests the person supplied (WithUserTests), those are the suite, or
+// part of it; see WithUserTests.
 func (c *Critic) DesignTests(ctx context.Context, goal string, plan planner.Plan) (TestSuite, error) {
+	if c.hasUserTests() {
+		return c.designWithUser(ctx, goal, plan, nil)
+	}
 	return c.design(ctx, goal, plan, "")
 }
 
 // RepairTests has the test designer rewrite the suite after a suspect_test
 // verdict: it sees the goal, the plan, its current tests and the findings'
 // suspect tests (with the failures they caused), never the implementation.
+//
+// A supplied test (WithUserTests) is never rewritten: when a suspect test
+// is one, or every test is, the error wraps ErrSuspectUserTest and names
+// them, for the person to check.
 func (c *Critic) RepairTests(ctx context.Context, goal string, plan planner.Plan, f Findings) (TestSuite, error) {
+	if c.hasUserTests() {
+		return c.designWithUser(ctx, goal, plan, &f)
+	}
+	return c.repairTests(ctx, goal, plan, f, "")
+}
+
+func (c *Critic) repairTests(ctx context.Context, goal string, plan planner.Plan, f Findings, extra string) (TestSuite, error) {
 	dir := plan.TestsFolder()
 	current, err := c.currentSuite(dir)
 	if err != nil {
@@ -84,6 +104,9 @@ func (c *Critic) RepairTests(ctx context.Context, goal string, plan planner.Plan
 	}
 	b.WriteString("\nFix the suspect tests so they check what the goal asks for, keep every correct test, " +
 		"and reply with the whole suite (every file, changed or not).")
+	if extra != "" {
+		b.WriteString("\n\n" + extra)
+	}
 	return c.design(ctx, goal, plan, b.String())
 }
 
@@ -126,6 +149,9 @@ func (c *Critic) design(ctx context.Context, goal string, plan planner.Plan, ext
 				tests, langs := DesignedTests(files, testreport.FrameworkOf(commandArgv(plan.TestCommand)))
 				if len(probs) == 0 && len(tests) == 0 && len(langs) > 0 {
 					probs = append(probs, "files: no test the runner would collect in "+strings.Join(langs, ", ")+": "+collectRules)
+				}
+				if len(probs) == 0 && c.hasUserTests() {
+					return c.withUserTests(plan, files, strings.TrimSpace(r.Notes))
 				}
 				if len(probs) == 0 {
 					return c.writeSuite(dir, files, strings.TrimSpace(r.Notes), tests)

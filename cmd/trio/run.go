@@ -70,6 +70,10 @@ type runFlags struct {
 	sandbox        string
 	quiet, json    bool
 	unattended     bool
+	// tests is --tests, the person's acceptance tests; withDesigned adds
+	// the Critic's designed tests to them.
+	tests        string
+	withDesigned bool
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -106,6 +110,13 @@ Risky commands the policy marks "ask" are put to you on the terminal (y once,
 n no, a always for this run); without a terminal on stdin, or with
 --unattended or an unattended policy, nothing waits: ask means deny.
 
+--tests DIR makes your own tests (every file under DIR, at the same relative
+paths inside the plan's tests folder) the Critic's acceptance suite, alone or,
+with --tests-with-designed, together with the tests it designs. They are kept
+in the run folder, read-only to the Worker, restored before every check (a
+change by the project's code is a tampering finding), and never rewritten: a
+test the Critic suspects is wrong stops the run and is reported to you.
+
 ` + exitCodesHelp,
 		Example: `  export OPENAI_API_KEY=sk-... TRIO_MODEL=gpt-4.1-mini
   trio run --goal "A Python CLI that counts words in files, with unittest tests"
@@ -115,6 +126,9 @@ n no, a always for this run); without a terminal on stdin, or with
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.checkSandbox(); err != nil {
 				return err
+			}
+			if f.withDesigned && f.tests == "" {
+				return configError(errors.New("--tests-with-designed needs --tests DIR"))
 			}
 			cfg, err := loadConfig(g.config)
 			if err != nil {
@@ -144,6 +158,8 @@ n no, a always for this run); without a terminal on stdin, or with
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the project is built in, created if missing (default: the policy's workspace, else runs/<run-id>/workspace)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: policy of trio.yaml, else the built-in strict policy)")
 	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
+	cmd.Flags().StringVar(&f.tests, "tests", "", "a folder of your own acceptance tests: the Critic's suite, kept out of the Worker's reach and never rewritten")
+	cmd.Flags().BoolVar(&f.withDesigned, "tests-with-designed", false, "with --tests: add the Critic's designed tests to yours (default: yours alone)")
 	f.sandboxFlag(cmd)
 	f.output(cmd)
 	return cmd
@@ -441,6 +457,9 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 		// policy's when it names one, else runs/<run-id>/workspace.
 		if f.workspace != "" {
 			opts = append(opts, agent.WithWorkspace(f.workspace))
+		}
+		if f.tests != "" {
+			opts = append(opts, agent.WithTests(f.tests, f.withDesigned))
 		}
 		opts = append(opts, agent.WithRunsDir(runs), agent.WithMetadata(rec.metadata()))
 		var a *agent.Agent

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/eval"
+	"github.com/trioagent/trio/examples/demo"
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/sandbox/containerd"
+)
+
+// Model sources of trio eval.
+const (
+	evalReplay   = "replay"
+	evalEndpoint = "endpoint"
+)
+
+type evalFlags struct {
+	tasks, tags []string
+	parallel    int
+	out         string
+	model       string
+	policy      string
+	sandbox     string
+	price       string
+	quiet, json bool
+}
+
+func newEvalCmd(g *globals, io stdio) *cobra.Command {
+	f := &evalFlags{}
+	cmd := &cobra.Command{
+		Use:   "eval SUITE",
+		Short: "Run a suite of goals, judge each run by hidden tests, and report the metrics across runs",
+		Long: `Eval runs every task of SUITE (a folder with suite.yaml, or the file itself)
+as a normal Trio run, each with its own run folder, workspace and sandbox,
+--parallel at a time. When a run ends, the task's hidden tests are laid over a
+fresh copy of its workspace and the task's hidden command runs them in a fresh
+sandbox: the run never saw those tests.
+
+The results go to --out (default <runs dir>/eval-<suite name>): tasks/<id>/
+with the run folder, the workspace, the judged copy and result.json, then
+eval.json and eval.md (a table per task and the totals: hidden-test pass rate,
+completion rate, agreement of the Critic with the hidden tests, mean repair
+rounds, tokens and cost per task, tool failure rate). A line per finished task
+goes to stderr; --json writes every event as JSON lines on stdout instead of
+the table.
+
+Run it again with the same --out after an interruption: tasks with a
+result.json (for the task as it is now) are skipped, the others start afresh.
+
+--model replay (the default) drives each run with the task's replay.yaml
+through the OpenAI-compatible provider on loopback, offline; --model endpoint
+uses the model endpoint of trio.yaml or the environment, as trio run does.
+
+` + exitCodesHelp,
+		Example: `  trio eval evals/
+  trio eval evals/ --tags python --parallel 2 --sandbox local
+  trio eval evals/ --model endpoint --price 0.4,1.6 --out runs/eval-gpt
+  trio eval evals/ --json > events.jsonl`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEval(cmd.Context(), g, io, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.tasks, "tasks", nil, "run only these task ids (comma-separated)")
+	fl.StringSliceVar(&f.tags, "tags", nil, "run only tasks with at least one of these tags (comma-separated)")
+	fl.IntVar(&f.parallel, "parallel", 0, "tasks at once (default: one per CPU, bounded by available memory over the policy's memory limit)")
+	fl.StringVar(&f.out, "out", "", "output folder (default <runs dir>/eval-<suite name>)")
+	fl.StringVar(&f.model, "model", evalReplay, "replay (each task's replay.yaml, offline) or endpoint (trio.yaml or the environment)")
+	fl.StringVar(&f.policy, "policy", "", "policy file of every run (default: policy of trio.yaml, else the built-in strict policy)")
+	fl.StringVar(&f.price, "price", "", "PROMPT,COMPLETION: US dollars per million tokens, for the cost metrics")
+	fl.StringVar(&f.sandbox, "sandbox", "", "where runs and hidden tests run: containerd, local (no isolation) or auto (default: sandbox.kind of trio.yaml, else auto)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fl.BoolVar(&f.json, "json", false, "write every event as JSON lines on stdout")
+	return cmd
+}
+
+func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir string) error {
+	rf := runFlags{sandbox: f.sandbox}
+	if err := rf.checkSandbox(); err != nil {
+		return err
+	}
+	if f.model != evalReplay && f.model != evalEndpoint {
+		return configError(fmt.Errorf("--model %q: want replay or endpoint", f.model))
+	}
+	if f.parallel < 0 {
+		return configError(fmt.Errorf("--parallel %d: want at least 1", f.parallel))
+	}
+	prices, err := parsePrice(f.price)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(g.config)
+	if err != nil {
+		return err
+	}
+	suite, err := eval.Load(suiteDir)
+	if err != nil {
+		return configError(err)
+	}
+	tasks, err := suite.Select(f.tasks, f.tags)
+	if err != nil {
+		return configError(err)
+	}
+	if len(tasks) == 0 {
+		return configError(fmt.Errorf("%s: no task has the tags %s", filepath.Join(suite.Dir, eval.SuiteFile), strings.Join(f.tags, ", ")))
+	}
+	pol, _, err := loadPolicy(f.policy, cfg, true)
+	if err != nil {
+		return err
+	}
+	models, err := evalModels(f.model, cfg, tasks)
+	if err != nil {
+		return err
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join(runsDir(g, cfg), "eval-"+suite.Name)
+	}
+	parallel := f.parallel
+	if parallel == 0 {
+		parallel = eval.DefaultParallel(pol.Limits().Memory)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+
+	var mu sync.Mutex
+	enc := json.NewEncoder(io.out)
+	observe := func(ev eval.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if f.json {
+			enc.Encode(ev)
+		}
+		if !f.quiet && (ev.Kind == eval.EventTaskFinished || ev.Kind == eval.EventTaskSkipped) {
+			fmt.Fprintln(io.err, progressLine(ev))
+		}
+	}
+	if !f.quiet {
+		fmt.Fprintf(io.err, "trio eval: %d tasks of %s, %d at a time, model %s, output in %s\n", len(tasks), suite.Name, parallel, f.model, abs(out))
+	}
+	opts := []eval.Option{
+		eval.WithOut(out), eval.WithParallel(parallel), eval.WithPolicy(pol),
+		eval.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)), eval.WithObserver(observe),
+		eval.WithAgentOptions(agentOptions(cfg, workerModelName(cfg))...), eval.WithPrices(prices),
+	}
+	if b := cfg.Budgets; b.MaxSteps != 0 || b.MaxTotalTurns != 0 || b.MaxRepairRounds != 0 || b.MaxTokens != 0 || b.MaxWallTime.Duration != 0 {
+		opts = append(opts, eval.WithBudgets(agent.Budgets{MaxSteps: b.MaxSteps, MaxTotalTurns: b.MaxTotalTurns,
+			MaxRepairRounds: b.MaxRepairRounds, MaxTokens: b.MaxTokens, MaxWallTime: b.MaxWallTime.Duration}))
+	}
+	e, err := eval.New(models, opts...)
+	if err != nil {
+		return configError(err)
+	}
+	rep, err := e.Run(ctx, suite, tasks)
+	if rep != nil && !f.json {
+		fmt.Fprint(io.out, rep.Markdown())
+	}
+	if rep != nil && !f.quiet {
+		fmt.Fprintf(io.err, "trio eval: %s and %s written\n", filepath.Join(rep.Out, eval.ReportJSON), filepath.Join(rep.Out, eval.ReportMD))
+	}
+	switch {
+	case err == nil:
+		return nil
+	case rep != nil && rep.Interrupted && ctx.Err() != nil:
+		fmt.Fprintf(io.err, "trio eval: interrupted; run the same command again to finish the %d remaining tasks\n", len(tasks)-len(rep.Tasks))
+		return &exitError{code: exitInterrupted}
+	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked), errors.Is(err, containerd.ErrUnavailable),
+		errors.Is(err, agent.ErrInvalidOption), errors.Is(err, agent.ErrInvalidInput):
+		return configError(err)
+	}
+	return failure(err)
+}
+
+// evalModels is the ModelFunc of --model: each task's replay behind its
+// own loopback endpoint, or the configured endpoint (checked once, here).
+func evalModels(kind string, cfg *config.File, tasks []eval.Task) (eval.ModelFunc, error) {
+	if kind == evalEndpoint {
+		m, err := endpointModel(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return func(context.Context, eval.Task) (llm.Model, func(), error) { return m, func() {}, nil }, nil
+	}
+	for _, t := range tasks {
+		if t.Replay == "" {
+			return nil, configError(fmt.Errorf("%s: task %s has no %s (needed by --model replay)", filepath.Join(t.Dir, eval.TaskFile), t.ID, eval.ReplayFile))
+		}
+	}
+	return func(_ context.Context, t eval.Task) (llm.Model, func(), error) {
+		s, err := eval.ReplayScript(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		ep, err := demo.ServeScript(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ep, ep.Close, nil
+	}, nil
+}
+
+// parsePrice reads --price PROMPT,COMPLETION for every role.
+func parsePrice(s string) (map[string]eval.Price, error) {
+	if s == "" {
+		return nil, nil
+	}
+	a, b, ok := strings.Cut(s, ",")
+	p, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	c, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if !ok || err1 != nil || err2 != nil || p < 0 || c < 0 {
+		return nil, configError(fmt.Errorf("--price %q: want PROMPT,COMPLETION in US dollars per million tokens, e.g. 0.4,1.6", s))
+	}
+	return map[string]eval.Price{"*": {Prompt: p, Completion: c}}, nil
+}
+
+// progressLine is the line of a finished (or skipped) task.
+func progressLine(ev eval.Event) string {
+	r := ev.Result
+	hidden := fmt.Sprintf("hidden FAIL (%s)", r.Hidden.Detail)
+	if r.Hidden.Pass {
+		hidden = "hidden pass (1 test)"
+		if r.Hidden.Passed != 1 {
+			hidden = fmt.Sprintf("hidden pass (%d tests)", r.Hidden.Passed)
+		}
+	}
+	note := ""
+	if r.Disagrees() {
+		note = "  <- the run said COMPLETED"
+	}
+	if ev.Kind == eval.EventTaskSkipped {
+		note += "  (finished earlier, skipped)"
+	}
+	return fmt.Sprintf("[%d/%d] %s: %s; run %s (%s), %d repairs, %d tokens, %s%s",
+		ev.Done, ev.Total, r.ID, hidden, r.Status, r.Reason, r.RepairRounds, r.Tokens, r.WallTime.Round(time.Millisecond), note)
+}

@@ -1,0 +1,133 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/tools/testreport"
+)
+
+// judge copies the run's workspace ws to dir, lays the task's hidden tests
+// over it and runs the hidden command there in a sandbox of its own. The
+// run's workspace is left as the run left it.
+func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxConfig, pol *policy.Policy) (Hidden, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return Hidden{}, err
+	}
+	if err := copyTree(ws, dir); err != nil {
+		return Hidden{}, fmt.Errorf("copy the workspace: %w", err)
+	}
+	if err := copyTree(t.HiddenPath(), dir); err != nil {
+		return Hidden{}, fmt.Errorf("copy the hidden tests: %w", err)
+	}
+	l := pol.Limits()
+	limits := sandbox.Limits{Timeout: t.HiddenTimeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Disk: l.Disk}
+	var sb sandbox.Sandbox
+	var err error
+	if sc.Kind == agent.SandboxContainerd {
+		cfg := sc.Containerd
+		cfg.Workspace, cfg.RunID, cfg.Limits = dir, runID, limits
+		sb, err = containerd.New(ctx, cfg)
+	} else {
+		sb, err = sandbox.NewLocal(dir, limits)
+	}
+	if err != nil {
+		return Hidden{}, err
+	}
+	defer sb.Close()
+	res, err := sb.Exec(ctx, sandbox.Command{Argv: t.HiddenCommand, Timeout: t.HiddenTimeout})
+	if err != nil {
+		return Hidden{}, err
+	}
+	rep := testreport.ParseExit(testreport.FrameworkOf(t.HiddenCommand), res.Stdout, res.Stderr, res.ExitCode)
+	h := Hidden{
+		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Passed: rep.Passed, Failed: rep.Failed, Errors: rep.Errors,
+		Sandbox: sb.Info().Kind, Duration: res.Duration,
+	}
+	// A pass needs the runner to say so: exit 0 alone is what a project
+	// that exits early from an init function also gives.
+	h.Pass = res.ExitCode == 0 && !res.TimedOut && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0
+	var names []string
+	for _, f := range rep.Failures {
+		names = append(names, f.Name)
+	}
+	switch {
+	case len(names) > 0:
+		h.Detail = "failed: " + strings.Join(names, ", ")
+	case res.TimedOut:
+		h.Detail = fmt.Sprintf("timed out after %s", t.HiddenTimeout)
+	case !h.Pass:
+		h.Detail = fmt.Sprintf("exit code %d, %d tests passed", res.ExitCode, rep.Passed)
+	}
+	// The full output stays next to the judged copy, for a person.
+	out := fmt.Sprintf("$ %s\nexit code %d\n--- stdout\n%s\n--- stderr\n%s\n", strings.Join(t.HiddenCommand, " "), res.ExitCode, res.Stdout, res.Stderr)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "hidden-output.txt"), []byte(out), 0o644); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// copyTree copies the regular files and folders under src into dst,
+// replacing files of the same path; symbolic links and special files are
+// skipped, so that a copy never reads outside src.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		os.Remove(target) // a read-only file the run left
+		return os.WriteFile(target, b, info.Mode().Perm()|0o200)
+	})
+}
+
+// writeFileAtomic writes data to a temporary file next to path, syncs it
+// and renames it into place.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package eval
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trioagent/trio/agent"
+)
+
+// Price is what a model's tokens cost, in US dollars per million.
+type Price struct {
+	Prompt     float64 `json:"prompt_per_mtok"`
+	Completion float64 `json:"completion_per_mtok"`
+}
+
+// RoleMetrics are one role's model use in a run.
+type RoleMetrics struct {
+	Calls            int     `json:"calls"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	Cost             float64 `json:"cost_usd"`
+}
+
+// Hidden is what the hidden tests said of a run's workspace.
+type Hidden struct {
+	Pass     bool   `json:"pass"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Passed   int    `json:"passed"`
+	Failed   int    `json:"failed"`
+	Errors   int    `json:"errors"`
+	Detail   string `json:"detail,omitempty"`
+	// Sandbox is where the hidden command ran.
+	Sandbox  string        `json:"sandbox"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// TaskResult is one task's run and judgement. Every run metric is copied
+// from the run folder's report.json.
+type TaskResult struct {
+	ID     string   `json:"id"`
+	Tags   []string `json:"tags,omitempty"`
+	Hash   string   `json:"task_hash"`
+	RunID  string   `json:"run_id"`
+	RunDir string   `json:"run_dir"`
+
+	Hidden Hidden `json:"hidden"`
+	// Status and Reason are the run's own verdict ("completed", "stopped")
+	// and stop reason.
+	Status       string `json:"status"`
+	Reason       string `json:"reason"`
+	Completed    bool   `json:"completed"`
+	FirstPass    bool   `json:"first_pass"`
+	RepairRounds int    `json:"repair_rounds"`
+	// Steps is the plan's length; WorkerTurns the Worker's model replies.
+	Steps        int                    `json:"steps"`
+	WorkerTurns  int                    `json:"worker_turns"`
+	Roles        map[string]RoleMetrics `json:"roles"`
+	Tokens       int                    `json:"tokens"`
+	Cost         float64                `json:"cost_usd"`
+	ToolCalls    int                    `json:"tool_calls"`
+	ToolFailures int                    `json:"tool_failures"`
+	WallTime     time.Duration          `json:"wall_time_ns"`
+	// Error is a failure of the run's machinery, if any.
+	Error string `json:"error,omitempty"`
+}
+
+// Disagrees reports a run that said COMPLETED while the hidden tests fail.
+func (r TaskResult) Disagrees() bool { return r.Completed && !r.Hidden.Pass }
+
+// ToolFailureRate is failed over all tool calls (0 without calls).
+func (r TaskResult) ToolFailureRate() float64 { return ratio(r.ToolFailures, r.ToolCalls) }
+
+// Outcome is the result without what changes from one execution to the
+// next (times, folders): two evals of the same suite and replays have
+// equal outcomes whatever their parallelism.
+func (r TaskResult) Outcome() TaskResult {
+	r.RunDir, r.WallTime, r.Hidden.Duration = "", 0, 0
+	r.Roles = maps.Clone(r.Roles)
+	return r
+}
+
+// resultOf fills a task's result from the run's report and the hidden
+// verdict.
+func resultOf(t Task, rep *agent.Report, h Hidden, prices map[string]Price) TaskResult {
+	m := rep.Metrics
+	r := TaskResult{
+		ID: t.ID, Tags: t.Tags, Hash: t.Hash, RunID: rep.RunID, RunDir: rep.RunDir,
+		Hidden: h, Status: rep.Status, Reason: string(rep.Reason), Completed: m.Completed,
+		FirstPass: m.FirstPass, RepairRounds: m.RepairRounds, Steps: m.Steps, WorkerTurns: m.WorkerTurns,
+		Roles: map[string]RoleMetrics{}, Tokens: m.PromptTokens + m.CompletionTokens,
+		ToolCalls: m.ToolCalls, ToolFailures: m.ToolFailures, WallTime: m.WallTime,
+	}
+	for role, u := range m.Roles {
+		p := prices[role]
+		if p == (Price{}) {
+			p = prices["*"]
+		}
+		cost := (float64(u.PromptTokens)*p.Prompt + float64(u.CompletionTokens)*p.Completion) / 1e6
+		r.Roles[role] = RoleMetrics{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: cost}
+		r.Cost += cost
+	}
+	return r
+}
+
+// Totals are the metrics across the tasks of an eval.
+type Totals struct {
+	Tasks int `json:"tasks"`
+	// HiddenPass counts runs whose hidden tests pass; PassAt1 is its rate.
+	HiddenPass int     `json:"hidden_pass"`
+	PassAt1    float64 `json:"pass_at_1"`
+	Completed  int     `json:"completed"`
+	// CompletionRate is how often the run itself said COMPLETED.
+	CompletionRate float64 `json:"completion_rate"`
+	// Agreement is how often the run's verdict and the hidden tests agree.
+	Agreement float64 `json:"agreement"`
+	// FalseCompleted counts COMPLETED runs whose hidden tests fail;
+	// FalseCompletedRate is that over the completed runs.
+	FalseCompleted     int     `json:"false_completed"`
+	FalseCompletedRate float64 `json:"false_completed_rate"`
+	FirstPass          int     `json:"first_pass"`
+	MeanRepairRounds   float64 `json:"mean_repair_rounds"`
+	MeanTokens         float64 `json:"mean_tokens"`
+	MeanCost           float64 `json:"mean_cost_usd"`
+	ToolCalls          int     `json:"tool_calls"`
+	ToolFailures       int     `json:"tool_failures"`
+	ToolFailureRate    float64 `json:"tool_failure_rate"`
+	// RunWallTime is the sum of the runs' wall times (the eval's own wall
+	// time is shorter when tasks ran in parallel).
+	RunWallTime time.Duration `json:"run_wall_time_ns"`
+}
+
+// Total computes the totals of results.
+func Total(results []TaskResult) Totals {
+	var t Totals
+	t.Tasks = len(results)
+	var repairs, tokens int
+	var cost float64
+	agree := 0
+	for _, r := range results {
+		if r.Hidden.Pass {
+			t.HiddenPass++
+		}
+		if r.Completed {
+			t.Completed++
+		}
+		if r.Completed == r.Hidden.Pass {
+			agree++
+		}
+		if r.Disagrees() {
+			t.FalseCompleted++
+		}
+		if r.FirstPass {
+			t.FirstPass++
+		}
+		repairs += r.RepairRounds
+		tokens += r.Tokens
+		cost += r.Cost
+		t.ToolCalls += r.ToolCalls
+		t.ToolFailures += r.ToolFailures
+		t.RunWallTime += r.WallTime
+	}
+	t.PassAt1 = ratio(t.HiddenPass, t.Tasks)
+	t.CompletionRate = ratio(t.Completed, t.Tasks)
+	t.Agreement = ratio(agree, t.Tasks)
+	t.FalseCompletedRate = ratio(t.FalseCompleted, t.Completed)
+	t.MeanRepairRounds = ratio(repairs, t.Tasks)
+	t.MeanTokens = ratio(tokens, t.Tasks)
+	if t.Tasks > 0 {
+		t.MeanCost = cost / float64(t.Tasks)
+	}
+	t.ToolFailureRate = ratio(t.ToolFailures, t.ToolCalls)
+	return t
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// Report is an eval's outcome, written to eval.json and eval.md.
+type Report struct {
+	Suite    string        `json:"suite"`
+	SuiteDir string        `json:"suite_dir"`
+	Out      string        `json:"out"`
+	Parallel int           `json:"parallel"`
+	Sandbox  string        `json:"sandbox"`
+	Started  time.Time     `json:"started"`
+	Finished time.Time     `json:"finished"`
+	WallTime time.Duration `json:"wall_time_ns"`
+	// Skipped are the tasks whose result an earlier eval left.
+	Skipped []string     `json:"skipped,omitempty"`
+	Tasks   []TaskResult `json:"tasks"`
+	Totals  Totals       `json:"totals"`
+	// Interrupted says the eval was cancelled before every task finished.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Markdown renders the per-task table and the totals.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Eval: %s\n\n", r.Suite)
+	fmt.Fprintf(&b, "%d tasks, parallel %d, sandbox %s, wall time %s", len(r.Tasks), r.Parallel, r.Sandbox, r.WallTime.Round(time.Millisecond))
+	if r.Interrupted {
+		b.WriteString(" (interrupted: not every task finished)")
+	}
+	b.WriteString("\n\n")
+	roles := map[string]bool{}
+	for _, t := range r.Tasks {
+		for role := range t.Roles {
+			roles[role] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(roles))
+	b.WriteString("| task | hidden | run | agree | first pass | repairs | steps | turns | tokens |")
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s tokens (p/c) |", n)
+	}
+	b.WriteString(" cost $ | tool calls | tool fail rate | wall | stop reason |\n|---|---|---|---|---|---|---|---|---|")
+	for range names {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---|---|---|---|\n")
+	for _, t := range r.Tasks {
+		hidden := fmt.Sprintf("FAIL (%d/%d)", t.Hidden.Passed, t.Hidden.Passed+t.Hidden.Failed+t.Hidden.Errors)
+		if t.Hidden.Pass {
+			hidden = fmt.Sprintf("pass (%d)", t.Hidden.Passed)
+		}
+		agree := "yes"
+		if t.Completed != t.Hidden.Pass {
+			agree = "**no**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %d | %d | %d |", t.ID, hidden, t.Status, agree, yesNo(t.FirstPass), t.RepairRounds, t.Steps, t.WorkerTurns, t.Tokens)
+		for _, n := range names {
+			u := t.Roles[n]
+			fmt.Fprintf(&b, " %d/%d |", u.PromptTokens, u.CompletionTokens)
+		}
+		fmt.Fprintf(&b, " %.4f | %d | %.3f | %s | %s |\n", t.Cost, t.ToolCalls, t.ToolFailureRate(), t.WallTime.Round(time.Millisecond), t.Reason)
+	}
+	x := r.Totals
+	b.WriteString("\n## Totals\n\n| metric | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| hidden-test pass rate (pass@1) | %.3f (%d/%d) |\n", x.PassAt1, x.HiddenPass, x.Tasks)
+	fmt.Fprintf(&b, "| completion rate (run said COMPLETED) | %.3f (%d/%d) |\n", x.CompletionRate, x.Completed, x.Tasks)
+	fmt.Fprintf(&b, "| agreement of Critic and hidden tests | %.3f |\n", x.Agreement)
+	fmt.Fprintf(&b, "| COMPLETED but hidden tests fail | %.3f (%d/%d) |\n", x.FalseCompletedRate, x.FalseCompleted, x.Completed)
+	fmt.Fprintf(&b, "| first pass | %d/%d |\n", x.FirstPass, x.Tasks)
+	fmt.Fprintf(&b, "| mean repair rounds | %.3f |\n", x.MeanRepairRounds)
+	fmt.Fprintf(&b, "| mean tokens per task | %.1f |\n", x.MeanTokens)
+	fmt.Fprintf(&b, "| mean cost per task ($) | %.4f |\n", x.MeanCost)
+	fmt.Fprintf(&b, "| tool failure rate | %.3f (%d/%d) |\n", x.ToolFailureRate, x.ToolFailures, x.ToolCalls)
+	fmt.Fprintf(&b, "| summed run wall time | %s |\n", x.RunWallTime.Round(time.Millisecond))
+	return b.String()
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
