@@ -3,6 +3,7 @@ package summarizer_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 type runResult struct {
 	prompts      []int // prompt tokens the "endpoint" reported per Worker call
 	full         []int // prompt tokens the same call would cost with the whole history
+	reused       []int // prompt tokens of each call that repeat the previous call's prefix
 	firstSummary int   // Worker call index after the first summary, -1 if none
 	summaryIn    int   // prompt tokens of all summary calls
 	summaries    int
@@ -83,6 +85,7 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 		}
 	}
 	appendAll(llm.Message{Role: llm.RoleUser, Content: "Step 1 of the plan: scaffold the module."})
+	var prev []llm.Message
 	for t := range turns {
 		msgs, err := w.Messages(ctx, tools)
 		if err != nil {
@@ -92,6 +95,8 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 		checkStructure(tb, msgs)
 		est := c.CountMessages(msgs) + c.CountTools(tools)
 		reported := int(float64(est) * ratio)
+		res.reused = append(res.reused, int(float64(sharedPrefix(c, prev, msgs, res.toolsTok))*ratio))
+		prev = msgs
 		if reported+cfg.ReplyReserve > cfg.ContextLimit {
 			tb.Errorf("turn %d: request of %d reported tokens + reserve %d exceeds the limit %d", t, reported, cfg.ReplyReserve, cfg.ContextLimit)
 		}
@@ -165,6 +170,45 @@ func TestLongRunNeverOverBudgetAndStaysFlat(t *testing.T) {
 				tc.name, turns, r.firstSummary, r.summaries, r.masks, maxOf(r.prompts), early, late, bound, r.full[turns-1])
 		})
 	}
+}
+
+// sharedPrefix is the number of tokens of cur that a provider's prefix
+// cache could serve from prev: the tool definitions (sent before the
+// messages, unchanged here) and the longest run of leading messages equal
+// in both. The first request shares nothing.
+func sharedPrefix(c *summarizer.Counter, prev, cur []llm.Message, toolsTok int) int {
+	if prev == nil {
+		return 0
+	}
+	n := toolsTok
+	for i := 0; i < len(prev) && i < len(cur); i++ {
+		if !reflect.DeepEqual(prev[i], cur[i]) {
+			break
+		}
+		n += c.CountMessage(cur[i])
+	}
+	return n
+}
+
+// modelledCost prices a run's prompts in units of one uncached input token:
+// tokens that repeat the previous request's prefix cost cachedRatio, the
+// rest (and every summary call, whose prompt changes each time) full price.
+func modelledCost(prompts, reused []int, extra int, cachedRatio float64) float64 {
+	total := float64(extra)
+	for i, p := range prompts {
+		total += float64(p-reused[i]) + cachedRatio*float64(reused[i])
+	}
+	return total
+}
+
+// fullReuse is what a request carrying the whole history shares with the
+// previous one: all of it, since each such request extends the last.
+func fullReuse(full []int) []int {
+	out := make([]int, len(full))
+	for i := 1; i < len(full); i++ {
+		out[i] = full[i-1]
+	}
+	return out
 }
 
 func maxOf(xs []int) int {
