@@ -13,11 +13,14 @@ import (
 
 // runResult is what a scripted long run measured.
 type runResult struct {
-	prompts      []int // prompt tokens the "endpoint" reported per Worker call
-	full         []int // prompt tokens the same call would cost with the whole history
-	reused       []int // prompt tokens of each call that repeat the previous call's prefix
-	firstSummary int   // Worker call index after the first summary, -1 if none
-	summaryIn    int   // prompt tokens of all summary calls
+	prompts []int // prompt tokens the "endpoint" reported per Worker call
+	full    []int // prompt tokens the same call would cost with the whole history
+	reused  []int // prompt tokens of each call that repeat the previous call's prefix
+	// unstable lists the calls that did not start with the previous call's
+	// stable prefix although the window reported no event for them.
+	unstable     []int
+	firstSummary int // Worker call index after the first summary, -1 if none
+	summaryIn    int // prompt tokens of all summary calls
 	summaries    int
 	masks        int
 	maxTurnTok   int
@@ -45,8 +48,9 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 	}
 	res := runResult{firstSummary: -1}
 	cfg.Counter, cfg.Summarizer = c, fake
-	var calls int
+	var calls, eventsAt int
 	cfg.OnEvent = func(e summarizer.Event) {
+		eventsAt = calls + 1 // events come during the Messages call that counts as the next call
 		switch e.Kind {
 		case summarizer.EventSummary:
 			res.summaries++
@@ -86,6 +90,7 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 	}
 	appendAll(llm.Message{Role: llm.RoleUser, Content: "Step 1 of the plan: scaffold the module."})
 	var prev []llm.Message
+	prevStable := 0
 	for t := range turns {
 		msgs, err := w.Messages(ctx, tools)
 		if err != nil {
@@ -96,7 +101,15 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 		est := c.CountMessages(msgs) + c.CountTools(tools)
 		reported := int(float64(est) * ratio)
 		res.reused = append(res.reused, int(float64(sharedPrefix(c, prev, msgs, res.toolsTok))*ratio))
-		prev = msgs
+		if prev != nil && eventsAt != calls && !reflect.DeepEqual(prev[:prevStable], msgs[:min(prevStable, len(msgs))]) {
+			res.unstable = append(res.unstable, calls)
+		}
+		prev, prevStable = msgs, w.StablePrefix()
+		for _, m := range msgs[prevStable:] {
+			if m.Role != llm.RoleUser {
+				tb.Fatalf("turn %d: the tail after the stable prefix holds a %s message", t, m.Role)
+			}
+		}
 		if reported+cfg.ReplyReserve > cfg.ContextLimit {
 			tb.Errorf("turn %d: request of %d reported tokens + reserve %d exceeds the limit %d", t, reported, cfg.ReplyReserve, cfg.ContextLimit)
 		}
@@ -162,6 +175,15 @@ func TestLongRunNeverOverBudgetAndStaysFlat(t *testing.T) {
 			}
 			if late > early+early/10 {
 				t.Errorf("prompt grows with the turn number: max %d in the second half after the first summary, %d in the first", late, early)
+			}
+			// Cache stability: a view changes its prefix only when the
+			// window says why (a summary or a masking batch); failing
+			// outputs and resolved errors only change the tail.
+			if len(r.unstable) > 0 {
+				t.Errorf("calls %v changed the previous call's stable prefix without a summary or masking event", r.unstable)
+			}
+			if r.masks > r.summaries+len(r.prompts)/4 {
+				t.Errorf("%d masking events for %d summaries in %d calls: masking is not batched", r.masks, r.summaries, len(r.prompts))
 			}
 			if r.full[turns-1] < 4*maxOf(r.prompts) {
 				t.Errorf("the scripted history is too small to test anything: full %d, max sent %d", r.full[turns-1], maxOf(r.prompts))
