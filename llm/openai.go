@@ -334,7 +334,7 @@ func (p *OpenAI) once(ctx context.Context, params openai.ChatCompletionNewParams
 	}
 	return Response{
 		Message:      msg,
-		Usage:        Usage{PromptTokens: int(cc.Usage.PromptTokens), CompletionTokens: int(cc.Usage.CompletionTokens)},
+		Usage:        usageOf(cc.Usage),
 		FinishReason: finish,
 		Model:        cc.Model,
 	}, nil
@@ -462,4 +462,13 @@ func redactURL(s string) string {
 	u.RawQuery = ""
 	u.Fragment = ""
 	return u.String()
+}
+
+// usageOf converts an OpenAI usage record. prompt_tokens already includes
+// the cached tokens, which is what Usage.PromptTokens means.
+func usageOf(u openai.CompletionUsage) Usage {
+	return Usage{
+		PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens),
+		CachedPromptTokens: int(u.PromptTokensDetails.CachedTokens),
+	}
 }

@@ -101,6 +101,14 @@ func (r Reply) WithUsage(prompt, completion int) Reply {
 	return r
 }
 
+// WithCachedUsage returns r reporting the given token usage, cached of the
+// prompt tokens served from the prompt cache (OpenAI reports no cache
+// writes).
+func (r Reply) WithCachedUsage(prompt, cached, completion int) Reply {
+	r.Usage = &llm.Usage{PromptTokens: prompt, CachedPromptTokens: cached, CompletionTokens: completion}
+	return r
+}
+
 // After returns r delayed by d.
 func (r Reply) After(d time.Duration) Reply {
 	r.Delay = d
@@ -418,10 +426,11 @@ func (s *Server) complete(n int, rec Request, reply Reply) (model, finish string
 	return model, finish, usage, calls
 }
 
-func usageJSON(u llm.Usage) map[string]int {
-	return map[string]int{
+func usageJSON(u llm.Usage) map[string]any {
+	return map[string]any{
 		"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens,
-		"total_tokens": u.PromptTokens + u.CompletionTokens,
+		"total_tokens":          u.PromptTokens + u.CompletionTokens,
+		"prompt_tokens_details": map[string]int{"cached_tokens": u.CachedPromptTokens},
 	}
 }
 
