@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/summarizer"
@@ -103,6 +104,7 @@ type config struct {
 	prompts    map[string]string
 	budgets    Budgets
 	window     *summarizer.Config
+	prices     map[string]llm.Price // WithPrices, by role
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
 }

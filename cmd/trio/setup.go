@@ -157,9 +157,13 @@ func sandboxConfig(kind string, f *config.File) agent.SandboxConfig {
 	}}
 }
 
-// agentOptions turns the configuration's budgets and window into options.
+// agentOptions turns the configuration's budgets, window and price table
+// into options.
 func agentOptions(f *config.File, workerModel string) []agent.Option {
 	var opts []agent.Option
+	if prices := rolePrices(f); len(prices) > 0 {
+		opts = append(opts, agent.WithPrices(prices))
+	}
 	b := f.Budgets
 	if b != (config.Budgets{}) {
 		opts = append(opts, agent.WithBudgets(agent.Budgets{
@@ -175,6 +179,29 @@ func agentOptions(f *config.File, workerModel string) []agent.Option {
 		}))
 	}
 	return opts
+}
+
+// roles are the agent's roles, each of which may have its own model.
+var roles = []string{agent.RolePlanner, agent.RoleWorker, agent.RoleCritic, agent.RoleSummarizer, agent.RoleTestDesigner}
+
+// rolePrices is the price of each role's model, for the roles whose model
+// the price table has.
+func rolePrices(f *config.File) map[string]llm.Price {
+	per := f.Models.PerRole()
+	out := map[string]llm.Price{}
+	for _, role := range roles {
+		model := per[role]
+		if model == "" {
+			model = f.Models.Default
+		}
+		if model == "" {
+			model = os.Getenv(envModel)
+		}
+		if p, ok := f.Price(model); ok {
+			out[role] = p
+		}
+	}
+	return out
 }
 
 // workerModelName is the worker's model name, for the tokenizer.

@@ -1,6 +1,7 @@
 // Package config reads trio.yaml, the configuration file of the trio
 // command: the model endpoint, a model per role, budgets, the Worker's
-// context window, the sandbox, the policy file and the runs folder.
+// context window, the sandbox, the policy file, the runs folder and the
+// price table.
 //
 // Decoding is strict: an unknown key, a value of the wrong type or a value
 // out of range is an error that names the file and line. The package only
@@ -11,15 +12,19 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/trioagent/trio/llm"
 )
 
 // Sandbox kinds.
@@ -48,7 +53,43 @@ type File struct {
 	Policy string `yaml:"policy"`
 	// RunsDir is where run folders go; a relative path is relative to this file.
 	RunsDir string `yaml:"runs_dir"`
+	// Prices is the price table, keyed by model name as in models. Empty
+	// by default: Trio invents no prices, so a run without a table reports
+	// tokens but no money.
+	Prices map[string]Price `yaml:"prices"`
 }
+
+// Price is one model's price per million tokens, in whatever currency the
+// table is written in. Input and output are required; cached_input and
+// cache_write default to input, so an unknown discount never makes a run
+// look cheaper than it was.
+type Price struct {
+	Input       *float64 `yaml:"input"`
+	CachedInput *float64 `yaml:"cached_input"`
+	CacheWrite  *float64 `yaml:"cache_write"`
+	Output      *float64 `yaml:"output"`
+}
+
+// Price returns the price of a model from the table, with the defaults
+// filled in, and whether the table has it.
+func (f *File) Price(model string) (llm.Price, bool) {
+	p, ok := f.Prices[model]
+	if !ok || p.Input == nil || p.Output == nil {
+		return llm.Price{}, false
+	}
+	out := llm.Price{Input: *p.Input, CachedInput: *p.Input, CacheWrite: *p.Input, Output: *p.Output}
+	if p.CachedInput != nil {
+		out.CachedInput = *p.CachedInput
+	}
+	if p.CacheWrite != nil {
+		out.CacheWrite = *p.CacheWrite
+	}
+	return out, true
+}
+
+// MaxPrice bounds a price per million tokens: a larger one is a typo
+// (a price per token written per million, or per thousand).
+const MaxPrice = 100_000
 
 // Endpoint is the OpenAI-compatible model service.
 type Endpoint struct {
@@ -248,7 +289,38 @@ func (c *checker) line(key string) int {
 }
 
 func (c *checker) fail(key, format string, args ...any) {
-	c.errs = append(c.errs, &Error{File: c.name, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	c.failAt(key, key, format, args...)
+}
+
+// failAt is fail for a key whose YAML path differs from its name (a map
+// key with dots, quoted in the path).
+func (c *checker) failAt(path, key, format string, args ...any) {
+	c.errs = append(c.errs, &Error{File: c.name, Line: c.line(path), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// prices checks the price table: every entry has an input and an output
+// price, and no price is negative, not a number or absurdly large.
+func (c *checker) prices(ps map[string]Price) {
+	for _, model := range slices.Sorted(maps.Keys(ps)) {
+		p := ps[model]
+		// Model names hold dots (gpt-4.1): quote the path segment.
+		path := "prices.'" + model + "'"
+		key := "prices." + model
+		if p.Input == nil {
+			c.failAt(path, key, "want input, the price per million uncached prompt tokens")
+		}
+		if p.Output == nil {
+			c.failAt(path, key, "want output, the price per million completion tokens")
+		}
+		for _, fld := range []struct {
+			name string
+			v    *float64
+		}{{"input", p.Input}, {"cached_input", p.CachedInput}, {"cache_write", p.CacheWrite}, {"output", p.Output}} {
+			if fld.v != nil && (math.IsNaN(*fld.v) || *fld.v < 0 || *fld.v > MaxPrice) {
+				c.failAt(path+"."+fld.name, key+"."+fld.name, "want a price per million tokens from 0 to %d, got %v", MaxPrice, *fld.v)
+			}
+		}
+	}
 }
 
 // duration parses a duration and checks it is within [lo, hi].
@@ -321,6 +393,7 @@ func (c *checker) check(f *File) {
 	if w.ContextLimit > 0 && w.ReplyReserve >= w.ContextLimit {
 		c.fail("window.reply_reserve", "%d leaves no room in context_limit %d", w.ReplyReserve, w.ContextLimit)
 	}
+	c.prices(f.Prices)
 	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxLocal)
 	cd := f.Sandbox.Containerd
 	c.oneOf("sandbox.containerd.rootfs", cd.RootFS, "host", "image")
