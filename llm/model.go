@@ -58,6 +58,12 @@ type Request struct {
 	Output *OutputSchema
 	// MaxTokens caps the reply; zero means the provider's default.
 	MaxTokens int
+	// CachePrefix, when positive, is how many leading messages the next
+	// request will repeat unchanged (summarizer.Window.StablePrefix): a
+	// provider with explicit cache breakpoints (Anthropic) puts one at its
+	// end, so the volatile tail after it is never written to the cache.
+	// Zero puts it at the end of the request.
+	CachePrefix int
 }
 
 // Usage is the token accounting an endpoint reported for one call.

@@ -243,7 +243,7 @@ func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSch
 	if err != nil {
 		return Response{}, p.wrap(model, req.Agent, err)
 	}
-	resp, attempts, err := p.retry(ctx, func(ctx context.Context) (Response, error) {
+	resp, attempts, err := p.retries().retry(ctx, func(ctx context.Context) (Response, error) {
 		if p.cfg.Stream {
 			return p.stream(ctx, params)
 		}
@@ -267,6 +267,11 @@ func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSch
 		resp.Model = model
 	}
 	return resp, nil
+}
+
+func (p *OpenAI) retries() retryPolicy {
+	return retryPolicy{maxRetries: p.cfg.MaxRetries, base: p.cfg.BackoffBase, max: p.cfg.BackoffMax,
+		maxAfter: p.cfg.MaxRetryAfter, timeout: p.cfg.Timeout}
 }
 
 // wrap names the endpoint, model and agent, keeps the cause for errors.As,

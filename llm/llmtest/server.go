@@ -213,6 +213,7 @@ func start(t testing.TB, opts []Option) *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handle)
+	mux.HandleFunc("POST /v1/messages", s.handleAnthropic)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -564,6 +565,11 @@ func (s *Server) fromModel(r *http.Request, rec Request) (Reply, error) {
 	if rec.MaxTokens != nil {
 		req.MaxTokens = *rec.MaxTokens
 	}
+	return s.answer(r, req)
+}
+
+// answer asks the configured llm.Model and turns its response into a Reply.
+func (s *Server) answer(r *http.Request, req llm.Request) (Reply, error) {
 	resp, err := s.model.Complete(r.Context(), req)
 	if err != nil {
 		return Reply{}, err
