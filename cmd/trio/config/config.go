@@ -41,7 +41,11 @@ type File struct {
 	Path string `yaml:"-"`
 
 	Endpoint Endpoint `yaml:"endpoint"`
-	Models   Models   `yaml:"models"`
+	// Endpoints gives a role its own endpoint (keys: planner, worker,
+	// critic, summarizer, test_designer), which replaces endpoint for that
+	// role entirely: the Worker on Anthropic, the rest elsewhere.
+	Endpoints map[string]Endpoint `yaml:"endpoints"`
+	Models    Models              `yaml:"models"`
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature"`
 	// MaxTokens caps every reply; 0 leaves it to the endpoint.
@@ -91,8 +95,17 @@ func (f *File) Price(model string) (llm.Price, bool) {
 // (a price per token written per million, or per thousand).
 const MaxPrice = 100_000
 
-// Endpoint is the OpenAI-compatible model service.
+// Endpoint kinds.
+const (
+	KindOpenAI    = "openai"
+	KindAnthropic = "anthropic"
+)
+
+// Endpoint is a model service: an OpenAI-compatible one (kind openai, the
+// default) or the Anthropic Messages API (kind anthropic).
 type Endpoint struct {
+	// Kind is openai (default) or anthropic.
+	Kind    string `yaml:"kind"`
 	BaseURL string `yaml:"base_url"`
 	// APIKeyEnv names the environment variable that holds the key. The key
 	// itself never appears in the file.
@@ -359,19 +372,35 @@ func (c *checker) oneOf(key, v string, want ...string) {
 	c.fail(key, "want one of %s, got %q", strings.Join(want, ", "), v)
 }
 
-func (c *checker) check(f *File) {
-	e := &f.Endpoint
+// Roles are the keys of endpoints (the agent's role names).
+var Roles = []string{"planner", "worker", "critic", "summarizer", "test_designer"}
+
+func (c *checker) endpoint(at string, e *Endpoint) {
+	c.oneOf(at+".kind", e.Kind, KindOpenAI, KindAnthropic)
 	if e.BaseURL != "" && !strings.HasPrefix(e.BaseURL, "http://") && !strings.HasPrefix(e.BaseURL, "https://") {
-		c.fail("endpoint.base_url", "want an http:// or https:// URL, got %q", e.BaseURL)
+		c.fail(at+".base_url", "want an http:// or https:// URL, got %q", e.BaseURL)
 	}
 	if e.APIKeyEnv != "" && !envName(e.APIKeyEnv) {
-		c.fail("endpoint.api_key_env", "want the NAME of an environment variable (letters, digits, _), got %q; never put the key itself here", e.APIKeyEnv)
+		c.fail(at+".api_key_env", "want the NAME of an environment variable (letters, digits, _), got %q; never put the key itself here", e.APIKeyEnv)
 	}
-	c.duration("endpoint.timeout", &e.Timeout, MinTimeout, MaxTimeout)
+	c.duration(at+".timeout", &e.Timeout, MinTimeout, MaxTimeout)
 	if e.MaxRetries != nil {
-		c.between("endpoint.max_retries", *e.MaxRetries, MaxRetries)
+		c.between(at+".max_retries", *e.MaxRetries, MaxRetries)
 	}
-	c.oneOf("endpoint.structured_outputs", e.StructuredOutputs, "auto", "on", "off")
+	c.oneOf(at+".structured_outputs", e.StructuredOutputs, "auto", "on", "off")
+}
+
+func (c *checker) check(f *File) {
+	c.endpoint("endpoint", &f.Endpoint)
+	for _, role := range slices.Sorted(maps.Keys(f.Endpoints)) {
+		if !slices.Contains(Roles, role) {
+			c.fail("endpoints."+role, "want a role: %s", strings.Join(Roles, ", "))
+			continue
+		}
+		e := f.Endpoints[role]
+		c.endpoint("endpoints."+role, &e)
+		f.Endpoints[role] = e // the parsed durations
+	}
 	if t := f.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
 		c.fail("temperature", "want a number from 0 to 2, got %v", *t)
 	}
