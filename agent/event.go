@@ -67,6 +67,8 @@ type Event struct {
 	Verdict  string        `json:"verdict,omitempty"`
 	Reason   StopReason    `json:"reason,omitempty"`
 	Message  string        `json:"message,omitempty"`
+	// Cost is the run's token cache figures and money, on run_finished.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // plural is n and the noun that agrees with it ("1 step", "2 steps").

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -24,6 +25,75 @@ type RoleUsage struct {
 	// model_retry line in the trace, with its status and wait).
 	Retries  int           `json:"retries,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// CachedPromptTokens and CacheWriteTokens are the parts of
+	// PromptTokens the endpoint served from, or wrote to, its prompt cache.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	CacheWriteTokens   int `json:"cache_write_tokens,omitempty"`
+	// Cost is the money the role's calls cost at its price (WithPrices);
+	// Priced says a price was known, so a zero Cost is a real zero.
+	Cost   float64 `json:"cost,omitempty"`
+	Priced bool    `json:"priced,omitempty"`
+}
+
+// CostText is the role's cost for people: four decimals, or "—" without
+// a price.
+func (u RoleUsage) CostText() string {
+	if !u.Priced {
+		return "—"
+	}
+	return fmt.Sprintf("%.4f", u.Cost)
+}
+
+// Cost is what a run's model calls cost, as the run_finished event carries
+// it. Total is in the price table's currency and covers the priced roles
+// only; Priced is false when no role had a price (Total is then
+// meaningless, not zero).
+type Cost struct {
+	Total              float64            `json:"total"`
+	Priced             bool               `json:"priced"`
+	Roles              map[string]float64 `json:"roles,omitempty"`
+	UnpricedRoles      []string           `json:"unpriced_roles,omitempty"`
+	CachedPromptTokens int                `json:"cached_prompt_tokens"`
+	CacheWriteTokens   int                `json:"cache_write_tokens"`
+}
+
+// costOf is m's cost for the run_finished event (after sumCost).
+func (m *Metrics) costOf() *Cost {
+	c := &Cost{Total: m.Cost, Priced: m.Priced(), UnpricedRoles: m.UnpricedRoles,
+		CachedPromptTokens: m.CachedPromptTokens, CacheWriteTokens: m.CacheWriteTokens}
+	for role, u := range m.Roles {
+		if u.Priced {
+			if c.Roles == nil {
+				c.Roles = map[string]float64{}
+			}
+			c.Roles[role] = u.Cost
+		}
+	}
+	return c
+}
+
+// WithPrices sets the price of each role's model (keys: planner, worker,
+// critic, summarizer, test_designer), so that reports give money per
+// role. A role without a price reports tokens only. Default: none.
+func WithPrices(prices map[string]llm.Price) Option {
+	return func(c *config) error {
+		c.prices = maps.Clone(prices)
+		return nil
+	}
+}
+
+// addCost adds a call's cache figures and price to its role's usage.
+func (r *run) addCost(role string, u llm.Usage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ru := r.st.Usage[role]
+	ru.CachedPromptTokens += u.CachedPromptTokens
+	ru.CacheWriteTokens += u.CacheWriteTokens
+	if p, ok := r.cfg.prices[role]; ok {
+		ru.Cost += p.Cost(u)
+		ru.Priced = true
+	}
+	r.st.Usage[role] = ru
 }
 
 // meteredModel counts every model call of every role (the Planner's, the
@@ -48,6 +118,7 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 		usage, estimated = m.r.estimateUsage(req, resp.Message), true
 	}
 	tot := m.r.addUsage(req.Agent, usage, estimated, d, err)
+	m.r.addCost(req.Agent, usage)
 	if err != nil && ctx.Err() == nil {
 		m.r.lastModelErr = err
 	}

@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/summarizer"
@@ -106,7 +107,8 @@ type config struct {
 	// roleExtra are tools for some roles only (WithToolsFor).
 	roleExtra []roleTool
 	// hooks run around tool calls and at the end (WithHooks).
-	hooks *tools.Hooks
+	hooks  *tools.Hooks
+	prices map[string]llm.Price // WithPrices, by role
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
 	// userTests are the person's acceptance tests (WithTests).

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,6 +76,15 @@ type Metrics struct {
 	PromptTokens     int                  `json:"prompt_tokens"`
 	CompletionTokens int                  `json:"completion_tokens"`
 	Roles            map[string]RoleUsage `json:"roles"`
+	// CachedPromptTokens and CacheWriteTokens are the parts of
+	// PromptTokens served from and written to the endpoints' prompt caches.
+	CachedPromptTokens int `json:"cached_prompt_tokens"`
+	CacheWriteTokens   int `json:"cache_write_tokens"`
+	// Cost is the money of every priced role's calls, in the price table's
+	// currency; UnpricedRoles lists the roles that made calls without a
+	// price (their tokens are not in Cost).
+	Cost          float64  `json:"cost"`
+	UnpricedRoles []string `json:"unpriced_roles,omitempty"`
 
 	Counters
 
@@ -108,7 +118,46 @@ func statusOf(r StopReason) string {
 	return "stopped"
 }
 
+// sumCost fills in the run's cache and cost totals from its roles.
+func (m *Metrics) sumCost() {
+	m.CachedPromptTokens, m.CacheWriteTokens, m.Cost, m.UnpricedRoles = 0, 0, 0, nil
+	for _, role := range slices.Sorted(maps.Keys(m.Roles)) {
+		u := m.Roles[role]
+		m.CachedPromptTokens += u.CachedPromptTokens
+		m.CacheWriteTokens += u.CacheWriteTokens
+		m.Cost += u.Cost
+		if !u.Priced && u.Calls > 0 {
+			m.UnpricedRoles = append(m.UnpricedRoles, role)
+		}
+	}
+}
+
+// Priced reports whether any role's calls had a price, i.e. whether Cost
+// means anything.
+func (m *Metrics) Priced() bool {
+	for _, u := range m.Roles {
+		if u.Priced {
+			return true
+		}
+	}
+	return false
+}
+
+// CostText is the run's cost for people: the amount with four decimals,
+// the roles left out, or "not priced" when no role had a price.
+func (m *Metrics) CostText() string {
+	if !m.Priced() {
+		return "not priced (no price table for these models in trio.yaml)"
+	}
+	s := fmt.Sprintf("%.4f", m.Cost)
+	if len(m.UnpricedRoles) > 0 {
+		s += fmt.Sprintf(" (without %s: no price)", strings.Join(m.UnpricedRoles, ", "))
+	}
+	return s
+}
+
 func (r *Report) write(dir string) error {
+	r.Metrics.sumCost()
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
@@ -153,6 +202,8 @@ func (r *Report) Markdown() string {
 	row("worker turns", m.WorkerTurns)
 	row("model calls", m.ModelCalls)
 	row("tokens (prompt / completion)", fmt.Sprintf("%d / %d", m.PromptTokens, m.CompletionTokens))
+	row("prompt tokens cached (read / written)", fmt.Sprintf("%d / %d", m.CachedPromptTokens, m.CacheWriteTokens))
+	row("cost", m.CostText())
 	row("tool calls", m.ToolCalls)
 	row("tool failures", m.ToolFailures)
 	row("denials", m.Denials)
@@ -163,7 +214,8 @@ func (r *Report) Markdown() string {
 	row("model time", m.ModelTime.Round(time.Millisecond))
 	row("tool time", m.ToolTime.Round(time.Millisecond))
 	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
-	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | completion tokens | time |\n| --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | cached read / written | completion tokens | cost | time |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	estimated := 0
 	roles := make([]string, 0, len(m.Roles))
 	for k := range m.Roles {
@@ -172,7 +224,8 @@ func (r *Report) Markdown() string {
 	slices.Sort(roles)
 	for _, k := range roles {
 		u := m.Roles[k]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s |\n", k, u.Calls, u.Retries, u.PromptTokens, u.CompletionTokens, u.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d / %d | %d | %s | %s |\n", k, u.Calls, u.Retries, u.PromptTokens,
+			u.CachedPromptTokens, u.CacheWriteTokens, u.CompletionTokens, u.CostText(), u.Duration.Round(time.Millisecond))
 		estimated += u.Estimated
 	}
 	if estimated > 0 {

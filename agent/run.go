@@ -613,7 +613,8 @@ func (r *run) finish(reason StopReason, detail string) (*Report, error) {
 	werr := rep.write(r.dir)
 	// Observers see run_finished once report.json is on disk.
 	r.emit(Event{Kind: EventRunFinished, Reason: reason, Verdict: rep.Status, Message: reason.Explain(),
-		Duration: rep.Metrics.WallTime, Tokens: Tokens{TotalPrompt: rep.Metrics.PromptTokens, TotalCompletion: rep.Metrics.CompletionTokens}})
+		Duration: rep.Metrics.WallTime, Tokens: Tokens{TotalPrompt: rep.Metrics.PromptTokens, TotalCompletion: rep.Metrics.CompletionTokens},
+		Cost: rep.Metrics.costOf()})
 	if werr != nil {
 		return rep, fmt.Errorf("agent: %w", werr)
 	}

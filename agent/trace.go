@@ -116,6 +116,7 @@ func Inspect(runDir string) (*Report, error) {
 	}
 	r := &run{st: st, dir: runDir}
 	rep := r.report()
+	rep.Metrics.sumCost()
 	rep.Updated = st.Updated
 	rep.Finished = time.Time{}
 	if st.Reason == "" {

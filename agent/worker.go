@@ -80,7 +80,9 @@ func (r *run) turn(ctx context.Context) error {
 		}
 		return stopf(StopContextBudget, "%v", err)
 	}
-	resp, err := r.model.Complete(ctx, llm.Request{Agent: RoleWorker, Messages: msgs, Tools: defs})
+	// CachePrefix lets a provider with explicit cache breakpoints cache the
+	// window's stable prefix and not its volatile tail.
+	resp, err := r.model.Complete(ctx, llm.Request{Agent: RoleWorker, Messages: msgs, Tools: defs, CachePrefix: r.win.StablePrefix()})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err

@@ -1,6 +1,10 @@
 // Package llm owns the model side of Trio: the provider-neutral [Model]
 // interface and message types, the OpenAI-compatible provider built on
-// github.com/openai/openai-go/v3 ([NewOpenAI]), the scripted model that
+// github.com/openai/openai-go/v3 ([NewOpenAI]), the native Anthropic
+// Messages API provider built on github.com/anthropics/anthropic-sdk-go/v2
+// ([NewAnthropic], with prompt-cache breakpoints on the stable prefix of
+// Request.CachePrefix), token usage with cached tokens and prices
+// ([Usage], [Price]), the scripted model that
 // replays a YAML script per agent role ([ParseScript], [LoadScript]), and the
 // structured-output helpers ([SchemaOf], [DecodeOutput]).
 //
@@ -9,6 +13,11 @@
 // definition passed through to the endpoint. It never logs, prints or puts
 // into an error the API key it sends.
 //
-// The sub-package llmtest is a fake OpenAI-compatible HTTP server used to
-// test the provider over real HTTP on loopback.
+// Both providers share one retry mechanism (Retry-After honoured, backoff
+// with jitter, per-attempt timeouts, WithRetryObserver); the SDKs' own
+// retries are off.
+//
+// The sub-package llmtest is a fake OpenAI-compatible and Anthropic
+// Messages HTTP server used to test the providers over real HTTP on
+// loopback.
 package llm

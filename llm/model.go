@@ -58,12 +58,37 @@ type Request struct {
 	Output *OutputSchema
 	// MaxTokens caps the reply; zero means the provider's default.
 	MaxTokens int
+	// CachePrefix, when positive, is how many leading messages the next
+	// request will repeat unchanged (summarizer.Window.StablePrefix): a
+	// provider with explicit cache breakpoints (Anthropic) puts one at its
+	// end, so the volatile tail after it is never written to the cache.
+	// Zero puts it at the end of the request.
+	CachePrefix int
 }
 
 // Usage is the token accounting an endpoint reported for one call.
+// PromptTokens is every input token of the request, cached or not, so that
+// budgets and the window's calibration see one figure whatever the
+// provider; the cached parts are broken out of it.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens are the prompt tokens served from the provider's
+	// prompt cache (OpenAI prompt_tokens_details.cached_tokens, Anthropic
+	// cache_read_input_tokens), billed at the cached-input price.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	// CacheWriteTokens are the prompt tokens written to the cache by this
+	// request (Anthropic cache_creation_input_tokens), billed at the
+	// cache-write price.
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		CachedPromptTokens: u.CachedPromptTokens + v.CachedPromptTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
 }
 
 // Response is a model's reply.

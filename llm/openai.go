@@ -243,7 +243,7 @@ func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSch
 	if err != nil {
 		return Response{}, p.wrap(model, req.Agent, err)
 	}
-	resp, attempts, err := p.retry(ctx, func(ctx context.Context) (Response, error) {
+	resp, attempts, err := p.retries().retry(ctx, func(ctx context.Context) (Response, error) {
 		if p.cfg.Stream {
 			return p.stream(ctx, params)
 		}
@@ -267,6 +267,11 @@ func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSch
 		resp.Model = model
 	}
 	return resp, nil
+}
+
+func (p *OpenAI) retries() retryPolicy {
+	return retryPolicy{maxRetries: p.cfg.MaxRetries, base: p.cfg.BackoffBase, max: p.cfg.BackoffMax,
+		maxAfter: p.cfg.MaxRetryAfter, timeout: p.cfg.Timeout}
 }
 
 // wrap names the endpoint, model and agent, keeps the cause for errors.As,
@@ -334,7 +339,7 @@ func (p *OpenAI) once(ctx context.Context, params openai.ChatCompletionNewParams
 	}
 	return Response{
 		Message:      msg,
-		Usage:        Usage{PromptTokens: int(cc.Usage.PromptTokens), CompletionTokens: int(cc.Usage.CompletionTokens)},
+		Usage:        usageOf(cc.Usage),
 		FinishReason: finish,
 		Model:        cc.Model,
 	}, nil
@@ -462,4 +467,13 @@ func redactURL(s string) string {
 	u.RawQuery = ""
 	u.Fragment = ""
 	return u.String()
+}
+
+// usageOf converts an OpenAI usage record. prompt_tokens already includes
+// the cached tokens, which is what Usage.PromptTokens means.
+func usageOf(u openai.CompletionUsage) Usage {
+	return Usage{
+		PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens),
+		CachedPromptTokens: int(u.PromptTokensDetails.CachedTokens),
+	}
 }

@@ -583,3 +583,24 @@ func TestOpenAIOddReplies(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAICachedTokens(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t)
+			srv.Enqueue(llmtest.Text("ok").WithCachedUsage(2000, 1536, 5))
+			p := newProvider(t, srv, func(c *llm.OpenAIConfig) { c.Stream = stream })
+			resp, err := p.Complete(context.Background(), userReq("hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// prompt_tokens already counts the cached ones: the total stays
+			// the total and the cached part is broken out.
+			if want := (llm.Usage{PromptTokens: 2000, CachedPromptTokens: 1536, CompletionTokens: 5}); resp.Usage != want {
+				t.Errorf("usage %+v, want %+v", resp.Usage, want)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -21,26 +22,36 @@ import (
 // reply was complete. The partial reply is discarded, never returned.
 var ErrStreamCut = errors.New("stream ended before the reply was complete")
 
+// retryPolicy is the one retry mechanism of every provider: attempts
+// under a per-attempt timeout, Retry-After honoured (up to maxAfter),
+// otherwise exponential backoff with full jitter. The SDKs' own retries
+// are switched off so that this is the one that runs and is tested.
+type retryPolicy struct {
+	maxRetries          int
+	base, max, maxAfter time.Duration
+	timeout             time.Duration
+}
+
 // retry runs call until it succeeds, fails for good, or the attempts are
 // spent; it returns how many attempts it made.
-func (p *OpenAI) retry(ctx context.Context, call func(context.Context) (Response, error), notify func(int, time.Duration, error)) (Response, int, error) {
+func (rp retryPolicy) retry(ctx context.Context, call func(context.Context) (Response, error), notify func(int, time.Duration, error)) (Response, int, error) {
 	for attempt := 0; ; attempt++ {
-		resp, err := p.attempt(ctx, call)
+		resp, err := rp.attempt(ctx, call)
 		if err == nil {
 			return resp, attempt + 1, nil
 		}
 		if ctx.Err() != nil {
 			return Response{}, attempt + 1, errors.Join(err, context.Cause(ctx))
 		}
-		if !retryable(err) || attempt >= p.cfg.MaxRetries {
+		if !retryable(err) || attempt >= rp.maxRetries {
 			return Response{}, attempt + 1, err
 		}
 		wait, fromServer := retryAfter(err, time.Now())
-		if fromServer && wait > p.cfg.MaxRetryAfter {
-			return Response{}, attempt + 1, fmt.Errorf("endpoint asks to retry after %s, more than max_retry_after %s: %w", wait, p.cfg.MaxRetryAfter, err)
+		if fromServer && wait > rp.maxAfter {
+			return Response{}, attempt + 1, fmt.Errorf("endpoint asks to retry after %s, more than max_retry_after %s: %w", wait, rp.maxAfter, err)
 		}
 		if !fromServer {
-			wait = backoff(p.cfg.BackoffBase, p.cfg.BackoffMax, attempt)
+			wait = backoff(rp.base, rp.max, attempt)
 		}
 		if notify != nil {
 			notify(attempt+1, wait, err)
@@ -52,11 +63,11 @@ func (p *OpenAI) retry(ctx context.Context, call func(context.Context) (Response
 }
 
 // attempt runs one call under the per-attempt timeout.
-func (p *OpenAI) attempt(ctx context.Context, call func(context.Context) (Response, error)) (Response, error) {
-	if p.cfg.Timeout <= 0 {
+func (rp retryPolicy) attempt(ctx context.Context, call func(context.Context) (Response, error)) (Response, error) {
+	if rp.timeout <= 0 {
 		return call(ctx)
 	}
-	actx, cancel := context.WithTimeoutCause(ctx, p.cfg.Timeout, errAttemptTimeout{p.cfg.Timeout})
+	actx, cancel := context.WithTimeoutCause(ctx, rp.timeout, errAttemptTimeout{rp.timeout})
 	defer cancel()
 	resp, err := call(actx)
 	if err != nil && actx.Err() != nil && ctx.Err() == nil {
@@ -103,23 +114,35 @@ func retryable(err error) bool {
 	return strings.Contains(err.Error(), "error reading response body")
 }
 
-// statusOf is the HTTP status of an API error, or 0.
+// statusOf is the HTTP status of an API error of either SDK, or 0.
 func statusOf(err error) int {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		return apiErr.StatusCode
+	if s, _ := apiError(err); s != 0 {
+		return s
 	}
 	return 0
+}
+
+// apiError is the status and response of an API error of either SDK.
+func apiError(err error) (int, *http.Response) {
+	var oe *openai.Error
+	if errors.As(err, &oe) {
+		return oe.StatusCode, oe.Response
+	}
+	var ae *anthropic.Error
+	if errors.As(err, &ae) {
+		return ae.StatusCode, ae.Response
+	}
+	return 0, nil
 }
 
 // retryAfter reads retry-after-ms or Retry-After (seconds or an HTTP date)
 // from an API error's response.
 func retryAfter(err error, now time.Time) (time.Duration, bool) {
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.Response == nil {
+	_, resp := apiError(err)
+	if resp == nil {
 		return 0, false
 	}
-	return parseRetryAfter(apiErr.Response.Header, now)
+	return parseRetryAfter(resp.Header, now)
 }
 
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {

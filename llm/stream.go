@@ -29,7 +29,7 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 			model = c.Model
 		}
 		if c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 {
-			usage = Usage{PromptTokens: int(c.Usage.PromptTokens), CompletionTokens: int(c.Usage.CompletionTokens)}
+			usage = usageOf(c.Usage)
 		}
 		for _, ch := range c.Choices {
 			if ch.Index != 0 {

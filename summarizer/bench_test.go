@@ -81,7 +81,13 @@ func BenchmarkMessagesPerTurn(b *testing.B) {
 
 // BenchmarkLongRun runs the 200-turn scripted run and reports the total
 // prompt tokens with the window (Worker calls plus summary calls) against
-// sending the whole history every time, and prints the per-call curve.
+// sending the whole history every time, the share of the Worker's prompt
+// tokens that repeat the previous request's prefix (what a provider's
+// prompt cache can serve), and the modelled input cost at cached prices of
+// 10, 25 and 50 % of the uncached price (DeepSeek and Anthropic, OpenAI's
+// newer and older models), relative to sending the whole history at the
+// same price — which a cache serves almost entirely, so the comparison is
+// not flattered. It prints the per-call curve.
 func BenchmarkLongRun(b *testing.B) {
 	for _, limit := range []int{128000, 8000} {
 		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
@@ -96,6 +102,15 @@ func BenchmarkLongRun(b *testing.B) {
 			b.ReportMetric(float64(without), "tokens-full")
 			b.ReportMetric(float64(with)/float64(without), "window/full")
 			b.ReportMetric(float64(maxOf(r.prompts[r.firstSummary:])), "max-prompt")
+			b.ReportMetric(float64(sum(r.reused))/float64(sum(r.prompts)), "prefix-reuse")
+			fullReused := fullReuse(r.full)
+			for _, pct := range []int{10, 25, 50} {
+				ratio := float64(pct) / 100
+				win := modelledCost(r.prompts, r.reused, r.summaryIn, ratio)
+				whole := modelledCost(r.full, fullReused, 0, ratio)
+				b.ReportMetric(win, fmt.Sprintf("cost@%d%%", pct))
+				b.ReportMetric(win/whole, fmt.Sprintf("cost/full@%d%%", pct))
+			}
 			b.Logf("prompt tokens per call (call:tokens), first summary at call %d, %d summaries:\n%s",
 				r.firstSummary, r.summaries, curve(r.prompts, 10))
 			b.Logf("whole history per call:\n%s", curve(r.full, 20))

@@ -17,6 +17,12 @@
 //     or every SummaryEvery Worker turns. Unresolved error texts and the
 //     current failing output are tracked by the window itself and always sent
 //     verbatim; the model's summary is never trusted with them alone.
+//   - Stable prefixes for provider caches: a view is laid out as pinned
+//     messages, the summary, the rounds, then a volatile tail (tracked errors,
+//     failing output). Old outputs are masked in one batch when the budget
+//     binds, not one round per turn, so between two summaries or masking
+//     batches each view extends the previous one except for its tail.
+//     Window.StablePrefix says where the tail starts, for cache breakpoints.
 //
 // A request over budget is never returned: Messages either returns a view
 // that fits (messages + tool definitions + reply reserve ≤ context limit,

@@ -3,6 +3,7 @@ package summarizer_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,10 +13,14 @@ import (
 
 // runResult is what a scripted long run measured.
 type runResult struct {
-	prompts      []int // prompt tokens the "endpoint" reported per Worker call
-	full         []int // prompt tokens the same call would cost with the whole history
-	firstSummary int   // Worker call index after the first summary, -1 if none
-	summaryIn    int   // prompt tokens of all summary calls
+	prompts []int // prompt tokens the "endpoint" reported per Worker call
+	full    []int // prompt tokens the same call would cost with the whole history
+	reused  []int // prompt tokens of each call that repeat the previous call's prefix
+	// unstable lists the calls that did not start with the previous call's
+	// stable prefix although the window reported no event for them.
+	unstable     []int
+	firstSummary int // Worker call index after the first summary, -1 if none
+	summaryIn    int // prompt tokens of all summary calls
 	summaries    int
 	masks        int
 	maxTurnTok   int
@@ -43,8 +48,9 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 	}
 	res := runResult{firstSummary: -1}
 	cfg.Counter, cfg.Summarizer = c, fake
-	var calls int
+	var calls, eventsAt int
 	cfg.OnEvent = func(e summarizer.Event) {
+		eventsAt = calls + 1 // events come during the Messages call that counts as the next call
 		switch e.Kind {
 		case summarizer.EventSummary:
 			res.summaries++
@@ -83,6 +89,8 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 		}
 	}
 	appendAll(llm.Message{Role: llm.RoleUser, Content: "Step 1 of the plan: scaffold the module."})
+	var prev []llm.Message
+	prevStable := 0
 	for t := range turns {
 		msgs, err := w.Messages(ctx, tools)
 		if err != nil {
@@ -92,6 +100,16 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 		checkStructure(tb, msgs)
 		est := c.CountMessages(msgs) + c.CountTools(tools)
 		reported := int(float64(est) * ratio)
+		res.reused = append(res.reused, int(float64(sharedPrefix(c, prev, msgs, res.toolsTok))*ratio))
+		if prev != nil && eventsAt != calls && !reflect.DeepEqual(prev[:prevStable], msgs[:min(prevStable, len(msgs))]) {
+			res.unstable = append(res.unstable, calls)
+		}
+		prev, prevStable = msgs, w.StablePrefix()
+		for _, m := range msgs[prevStable:] {
+			if m.Role != llm.RoleUser {
+				tb.Fatalf("turn %d: the tail after the stable prefix holds a %s message", t, m.Role)
+			}
+		}
 		if reported+cfg.ReplyReserve > cfg.ContextLimit {
 			tb.Errorf("turn %d: request of %d reported tokens + reserve %d exceeds the limit %d", t, reported, cfg.ReplyReserve, cfg.ContextLimit)
 		}
@@ -158,6 +176,15 @@ func TestLongRunNeverOverBudgetAndStaysFlat(t *testing.T) {
 			if late > early+early/10 {
 				t.Errorf("prompt grows with the turn number: max %d in the second half after the first summary, %d in the first", late, early)
 			}
+			// Cache stability: a view changes its prefix only when the
+			// window says why (a summary or a masking batch); failing
+			// outputs and resolved errors only change the tail.
+			if len(r.unstable) > 0 {
+				t.Errorf("calls %v changed the previous call's stable prefix without a summary or masking event", r.unstable)
+			}
+			if r.masks > r.summaries+len(r.prompts)/4 {
+				t.Errorf("%d masking events for %d summaries in %d calls: masking is not batched", r.masks, r.summaries, len(r.prompts))
+			}
 			if r.full[turns-1] < 4*maxOf(r.prompts) {
 				t.Errorf("the scripted history is too small to test anything: full %d, max sent %d", r.full[turns-1], maxOf(r.prompts))
 			}
@@ -165,6 +192,45 @@ func TestLongRunNeverOverBudgetAndStaysFlat(t *testing.T) {
 				tc.name, turns, r.firstSummary, r.summaries, r.masks, maxOf(r.prompts), early, late, bound, r.full[turns-1])
 		})
 	}
+}
+
+// sharedPrefix is the number of tokens of cur that a provider's prefix
+// cache could serve from prev: the tool definitions (sent before the
+// messages, unchanged here) and the longest run of leading messages equal
+// in both. The first request shares nothing.
+func sharedPrefix(c *summarizer.Counter, prev, cur []llm.Message, toolsTok int) int {
+	if prev == nil {
+		return 0
+	}
+	n := toolsTok
+	for i := 0; i < len(prev) && i < len(cur); i++ {
+		if !reflect.DeepEqual(prev[i], cur[i]) {
+			break
+		}
+		n += c.CountMessage(cur[i])
+	}
+	return n
+}
+
+// modelledCost prices a run's prompts in units of one uncached input token:
+// tokens that repeat the previous request's prefix cost cachedRatio, the
+// rest (and every summary call, whose prompt changes each time) full price.
+func modelledCost(prompts, reused []int, extra int, cachedRatio float64) float64 {
+	total := float64(extra)
+	for i, p := range prompts {
+		total += float64(p-reused[i]) + cachedRatio*float64(reused[i])
+	}
+	return total
+}
+
+// fullReuse is what a request carrying the whole history shares with the
+// previous one: all of it, since each such request extends the last.
+func fullReuse(full []int) []int {
+	out := make([]int, len(full))
+	for i := 1; i < len(full); i++ {
+		out[i] = full[i-1]
+	}
+	return out
 }
 
 func maxOf(xs []int) int {

@@ -110,6 +110,6 @@ func (w *Window) Restore(s State) error {
 	}
 	w.turnsSince, w.appendedSince = s.TurnsSinceSummary, s.AppendedSinceSummary
 	w.summaries, w.stalls, w.hidden = s.Summaries, s.Stalls, s.Hidden
-	w.refDirty = true
+	w.refDirty, w.errsDirty = true, true
 	return nil
 }

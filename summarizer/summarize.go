@@ -78,7 +78,7 @@ func (w *Window) summarize(ctx context.Context, f *fitting, reason string) error
 		w.viewStart = max(w.viewStart, to)
 		w.maskNext = max(w.maskNext, to)
 		w.turnsSince, w.appendedSince = 0, 0
-		w.hidden, w.refDirty = true, true
+		w.hidden, w.refDirty, w.errsDirty = true, true, true
 		cp := s
 		f.emit(Event{Kind: EventSummary, Reason: reason, TokensBefore: before, TokensAfter: f.calibrated(),
 			Messages: folded, Attempt: attempt, Usage: resp.Usage, Summary: &cp})

@@ -161,15 +161,23 @@ type Window struct {
 	stalls    int
 	hidden    bool // something was masked, dropped or summarized
 
+	// The reference (the summary) sits right after the pinned messages and
+	// changes only when a summary is made; the tracked errors and the
+	// failing output change at any time, so they come last (see layout).
 	refDirty bool
 	refMsg   *llm.Message
 	refTok   int
+
+	errsDirty bool
+	errsMsg   *llm.Message
+	errsTok   int
 
 	turnsSince    int // assistant messages since the last summary
 	appendedSince int // messages since the last summary
 
 	lastEstimate int
 	lastLen      int
+	lastStable   int
 	schemaTok    int
 
 	// tools is the count of the latest tool definitions, reused while the
@@ -326,7 +334,7 @@ func (w *Window) Summary() (Summary, bool) {
 func (w *Window) SetFailing(text string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.refDirty = true
+	w.errsDirty = true
 	if strings.TrimSpace(text) == "" {
 		w.failing, w.failingTok = "", 0
 		w.errs.resolveAll()
@@ -352,7 +360,7 @@ func (w *Window) TrackError(texts ...string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.errs.add(texts...) {
-		w.refDirty = true
+		w.errsDirty = true
 	}
 }
 
@@ -366,7 +374,7 @@ func (w *Window) Resolve(text string) int {
 	if w.summary != nil {
 		w.summary.UnresolvedErrors = w.filterModelErrors(w.summary.UnresolvedErrors)
 	}
-	w.refDirty = true
+	w.errsDirty = true
 	return n
 }
 
@@ -464,9 +472,21 @@ func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionTool
 		}
 		return nil, fmt.Errorf("%w: %s, even after masking every output: %s", ErrBudget, why, w.budgetReason(f, est))
 	}
-	msgs, est := w.layout(true)
-	w.lastEstimate, w.lastLen = est+f.toolsTok, len(msgs)
+	msgs, est, stable := w.layout(true)
+	w.lastEstimate, w.lastLen, w.lastStable = est+f.toolsTok, len(msgs), stable
 	return msgs, nil
+}
+
+// StablePrefix is the number of leading messages of the view the last
+// Messages call returned that form its stable prefix: everything before
+// the volatile tail (tracked errors, failing output). Until the next
+// summary or masking batch the next view starts with the same messages, so
+// a provider that places cache breakpoints (llm.Request.CachePrefix) puts
+// the last one at the end of this prefix.
+func (w *Window) StablePrefix() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastStable
 }
 
 // toolsMemo caches the token count of one list of tool definitions, keyed
@@ -528,7 +548,7 @@ type fitting struct {
 }
 
 func (f *fitting) raw() int {
-	_, n := f.w.layout(false)
+	_, n, _ := f.w.layout(false)
 	return n + f.toolsTok
 }
 
@@ -554,12 +574,15 @@ func (w *Window) roundEnd(r int) int {
 	return len(w.log)
 }
 
-// maskOld masks rounds oldest first, up to the kept ones, until the request
-// fits.
+// maskOld masks every round before the kept ones, in one batch. Masking
+// only as many rounds as the request needs would change the view one round
+// per turn, and each change invalidates a provider's cached prefix from
+// that round on; a batch changes it once and leaves room for the next
+// turns to extend the view unchanged.
 func (w *Window) maskOld(f *fitting) {
 	before := f.calibrated()
 	n := 0
-	for w.maskNext = max(w.maskNext, w.viewStart); !f.fits() && w.maskNext < w.keepFrom(); w.maskNext++ {
+	for w.maskNext = max(w.maskNext, w.viewStart); w.maskNext < w.keepFrom(); w.maskNext++ {
 		n += w.maskRound(w.maskNext)
 	}
 	if n > 0 {
@@ -591,7 +614,7 @@ func (w *Window) maskHarder(f *fitting, why string) {
 		before = f.calibrated()
 		dropped := w.starts[last] - w.starts[w.viewStart]
 		w.viewStart = last
-		w.hidden, w.refDirty = true, true
+		w.hidden, w.errsDirty = true, true
 		f.emit(Event{Kind: EventDrop, Reason: why, TokensBefore: before, TokensAfter: f.calibrated(), Messages: dropped})
 		if f.fits() {
 			return
@@ -620,7 +643,7 @@ func (w *Window) maskRound(r int) int {
 		n++
 	}
 	if n > 0 {
-		w.hidden, w.refDirty = true, true
+		w.hidden, w.errsDirty = true, true
 	}
 	return n
 }
@@ -678,18 +701,43 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// layout computes the view (when build is set) and its raw token estimate:
-// pinned, reference (summary and tracked errors), failing output, rounds.
-func (w *Window) layout(build bool) ([]llm.Message, int) {
+// layout computes the view (when build is set), its raw token estimate
+// and the length of its stable prefix: pinned, reference (the summary),
+// rounds, then the volatile tail — tracked errors and failing output.
+//
+// The order is what makes provider prompt caches work: between two
+// summaries (and two masking batches) each view extends the previous one
+// except for the tail, which is rebuilt on every request, so only the tail
+// and the new round are not served from the cache. The stable prefix is
+// every message before the tail.
+func (w *Window) layout(build bool) ([]llm.Message, int, int) {
 	var out []llm.Message
 	n := tokensReplyPrimed + w.pinnedTok
+	stable := len(w.pinned)
 	if build {
 		out = append(out, w.pinned...)
 	}
 	if ref := w.reference(); ref != nil {
 		n += w.refTok
+		stable++
 		if build {
 			out = append(out, *ref)
+		}
+	}
+	if w.viewStart < len(w.starts) {
+		for i := w.starts[w.viewStart]; i < len(w.log); i++ {
+			e := &w.log[i]
+			n += e.cost()
+			stable++
+			if build {
+				out = append(out, e.sent())
+			}
+		}
+	}
+	if em := w.errorsMessage(); em != nil {
+		n += w.errsTok
+		if build {
+			out = append(out, *em)
 		}
 	}
 	if w.failing != "" && !w.failingVisible() {
@@ -698,16 +746,7 @@ func (w *Window) layout(build bool) ([]llm.Message, int) {
 			out = append(out, w.failingMsg)
 		}
 	}
-	if w.viewStart < len(w.starts) {
-		for i := w.starts[w.viewStart]; i < len(w.log); i++ {
-			e := &w.log[i]
-			n += e.cost()
-			if build {
-				out = append(out, e.sent())
-			}
-		}
-	}
-	return out, n
+	return out, n, stable
 }
 
 // failingVisible reports whether the failing output already appears
@@ -725,30 +764,51 @@ func (w *Window) failingVisible() bool {
 	return false
 }
 
-// reference returns the message carrying the summary and the tracked
-// errors, rebuilding it when something changed. It exists once a summary
-// exists, or once something was hidden while errors are open.
+// reference returns the message carrying the summary, rebuilding it when a
+// summary was made. It exists once a summary exists. The summary's error
+// list is not part of it: errors are resolved at any time, so they travel
+// in the tail (errorsMessage).
 func (w *Window) reference() *llm.Message {
 	if !w.refDirty {
 		return w.refMsg
 	}
 	w.refDirty = false
 	w.refMsg, w.refTok = nil, 0
-	errs := w.visibleErrors()
-	if w.summary == nil && (!w.hidden || len(errs) == 0) {
+	if w.summary == nil {
 		return nil
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(referenceHeader))
 	b.WriteString("\n")
-	if w.summary != nil {
-		w.summary.renderBody(&b)
-	}
-	renderErrors(&b, errs)
+	w.summary.renderBody(&b)
 	m := llm.Message{Role: llm.RoleUser, Content: b.String()}
 	w.refMsg, w.refTok = &m, w.counter.CountMessage(m)
 	return w.refMsg
 }
+
+// errorsMessage returns the message listing the unresolved errors verbatim,
+// rebuilding it when they changed. It exists once a summary exists or
+// something was hidden, while errors are open: before that every error is
+// still visible in the history itself.
+func (w *Window) errorsMessage() *llm.Message {
+	if !w.errsDirty {
+		return w.errsMsg
+	}
+	w.errsDirty = false
+	w.errsMsg, w.errsTok = nil, 0
+	errs := w.visibleErrors()
+	if len(errs) == 0 || (w.summary == nil && !w.hidden) {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(errorsHeader)
+	renderErrors(&b, errs)
+	m := llm.Message{Role: llm.RoleUser, Content: b.String()}
+	w.errsMsg, w.errsTok = &m, w.counter.CountMessage(m)
+	return w.errsMsg
+}
+
+const errorsHeader = "Errors of this run still unresolved, tracked by the agent (reference, not a new instruction):"
 
 // visibleErrors are the tracked errors not already inside the failing
 // output (which is sent verbatim anyway), then the summary's extra ones.
@@ -802,5 +862,5 @@ func (w *Window) budgetReason(f *fitting, est int) string {
 	return fmt.Sprintf("request needs %d tokens (calibrated, ratio %.2f, margin %.0f%%) but the budget is %d (limit %d - reply reserve %d): "+
 		"pinned %d, summary and errors %d, failing output %d, last round %d, tool definitions %d",
 		est, w.counter.Ratio(), w.margin*100, w.budget, w.cfg.ContextLimit, w.cfg.ReplyReserve,
-		w.pinnedTok, w.refTok, failing, last, f.toolsTok)
+		w.pinnedTok, w.refTok+w.errsTok, failing, last, f.toolsTok)
 }

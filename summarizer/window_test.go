@@ -388,6 +388,11 @@ func TestRoundsAndFailingPlacement(t *testing.T) {
 	if !strings.Contains(joined(msgs), "FAIL: calc --help exited 2") {
 		t.Errorf("failing output missing from the view")
 	}
+	// It comes last, after the stable prefix, so that a changed failing
+	// output does not invalidate a provider's cached history.
+	if n := w.StablePrefix(); n != len(msgs)-1 || !strings.Contains(msgs[n].Content, "FAIL: calc --help exited 2") {
+		t.Errorf("StablePrefix = %d of %d messages; the failing output must be the one message after it", n, len(msgs))
+	}
 }
 
 func TestObserveCalibrates(t *testing.T) {

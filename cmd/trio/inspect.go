@@ -170,16 +170,21 @@ func inspect(w io.Writer, dir string, all bool) error {
 	}
 
 	usage := st.Metrics.Roles
-	fmt.Fprintln(w, "\nTokens per role (prompt / completion, calls)")
+	fmt.Fprintln(w, "\nTokens and cost per role (prompt / completion, prompt tokens read from / written to the cache, calls, cost)")
 	total := agent.RoleUsage{}
 	for _, role := range slices.Sorted(maps.Keys(usage)) {
 		u := usage[role]
 		total.PromptTokens += u.PromptTokens
 		total.CompletionTokens += u.CompletionTokens
+		total.CachedPromptTokens += u.CachedPromptTokens
+		total.CacheWriteTokens += u.CacheWriteTokens
 		total.Calls += u.Calls
-		fmt.Fprintf(w, "  %-14s %8d / %-8d %4d %-5s  %s\n", role, u.PromptTokens, u.CompletionTokens, u.Calls, callNoun(u.Calls), u.Duration.Round(time.Millisecond))
+		fmt.Fprintf(w, "  %-14s %8d / %-8d cache %8d / %-8d %4d %-5s %10s  %s\n", role, u.PromptTokens, u.CompletionTokens,
+			u.CachedPromptTokens, u.CacheWriteTokens, u.Calls, callNoun(u.Calls), u.CostText(), u.Duration.Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "  %-14s %8d / %-8d %4d %s\n", "total", total.PromptTokens, total.CompletionTokens, total.Calls, callNoun(total.Calls))
+	fmt.Fprintf(w, "  %-14s %8d / %-8d cache %8d / %-8d %4d %-5s %10s\n", "total", total.PromptTokens, total.CompletionTokens,
+		total.CachedPromptTokens, total.CacheWriteTokens, total.Calls, callNoun(total.Calls), totalCost(&st.Metrics))
+	fmt.Fprintf(w, "Cost: %s\n", st.Metrics.CostText())
 	cn := st.Metrics.Counters
 	fmt.Fprintf(w, "Tool calls %d, failures %d, denials %d, confirmations %d, replayed on resume %d\n",
 		cn.ToolCalls, cn.ToolFailures, cn.Denials, cn.Confirmations, cn.Replayed)
@@ -271,4 +276,13 @@ func whereText(st *agent.Report) string {
 		return fmt.Sprintf("phase build, step %d of %d", st.Metrics.StepsDone+1, len(st.Plan.Steps))
 	}
 	return "phase " + st.Phase
+}
+
+// totalCost is the run's cost for the totals row: the amount, or "—" when
+// no role had a price.
+func totalCost(m *agent.Metrics) string {
+	if !m.Priced() {
+		return "—"
+	}
+	return fmt.Sprintf("%.4f", m.Cost)
 }

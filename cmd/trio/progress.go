@@ -148,6 +148,10 @@ func (p *progress) report(r *agent.Report, runDir string) {
 	fmt.Fprintf(p.w, "  steps %d/%d, checks %d, repair rounds %d, first pass: %s\n", m.StepsDone, m.Steps, m.Checks, m.RepairRounds, yesNo(m.FirstPass))
 	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied, %d confirmed)\n",
 		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials, m.Confirmations)
+	if m.CachedPromptTokens > 0 || m.CacheWriteTokens > 0 {
+		fmt.Fprintf(p.w, "  prompt tokens from the cache %d, written to it %d\n", m.CachedPromptTokens, m.CacheWriteTokens)
+	}
+	fmt.Fprintf(p.w, "  cost: %s\n", m.CostText())
 	if line := retriesLine(m.Roles); line != "" {
 		fmt.Fprintf(p.w, "  model retries: %s\n", line)
 	}

@@ -95,51 +95,97 @@ func noEndpoint(keyEnv string, missing []string) error {
 		line(envBaseURL+"=http://localhost:8000/v1", "optional: another server (default https://api.openai.com/v1)")))
 }
 
-// endpointModel builds the OpenAI-compatible provider from the
-// configuration, with the environment filling what it leaves out.
+// endpointModel builds the model of every role from the configuration,
+// with the environment filling what it leaves out: the endpoint's provider
+// (OpenAI-compatible, or Anthropic with endpoint.kind anthropic) for the
+// roles without one of their own, and each endpoints.<role>'s for its role.
 func endpointModel(f *config.File) (llm.Model, error) {
-	e := f.Endpoint
-	keyEnv := e.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = llm.DefaultAPIKeyEnv
-	}
-	base := e.BaseURL
-	if base == "" {
-		base = os.Getenv(envBaseURL)
-	}
 	model := f.Models.Default
 	if model == "" {
 		model = os.Getenv(envModel)
 	}
 	perRole := f.Models.PerRole()
+	routes := map[string]llm.Model{}
+	for _, role := range config.Roles {
+		e, ok := f.Endpoints[role]
+		if !ok {
+			continue
+		}
+		name := perRole[role]
+		if name == "" {
+			name = model
+		}
+		m, err := providerFor(e, f, name, nil)
+		if err != nil {
+			return nil, err
+		}
+		routes[role] = m
+	}
+	if len(routes) == len(config.Roles) {
+		return llm.Route(nil, routes), nil
+	}
+	fallback, err := providerFor(f.Endpoint, f, model, perRole)
+	if err != nil {
+		return nil, err
+	}
+	if len(routes) == 0 {
+		return fallback, nil
+	}
+	return llm.Route(fallback, routes), nil
+}
+
+// providerFor builds one endpoint's provider for model (and the per-role
+// names, for the endpoint shared by several roles).
+func providerFor(e config.Endpoint, f *config.File, model string, perRole map[string]string) (llm.Model, error) {
+	anthropic := e.Kind == config.KindAnthropic
+	keyEnv := e.APIKeyEnv
+	switch {
+	case keyEnv != "":
+	case anthropic:
+		keyEnv = llm.DefaultAnthropicAPIKeyEnv
+	default:
+		keyEnv = llm.DefaultAPIKeyEnv
+	}
+	base := e.BaseURL
+	if base == "" && !anthropic {
+		base = os.Getenv(envBaseURL)
+	}
 	var missing []string
 	if os.Getenv(keyEnv) == "" {
 		missing = append(missing, "the API key ($"+keyEnv+")")
 	}
-	if model == "" && len(perRole) < 5 {
+	if model == "" && len(perRole) < len(config.Roles) {
 		missing = append(missing, "the model name ($"+envModel+", or models.default in trio.yaml)")
 	}
 	if len(missing) > 0 {
+		if anthropic {
+			return nil, configError(fmt.Errorf("the Anthropic endpoint (endpoint.kind anthropic) is missing %s; export %s=... and name the model in trio.yaml (models)",
+				strings.Join(missing, " and "), keyEnv))
+		}
 		return nil, noEndpoint(keyEnv, missing)
 	}
-	cfg := llm.OpenAIConfig{
-		BaseURL:           base,
-		APIKeyEnv:         keyEnv,
-		Model:             model,
-		Models:            perRole,
-		Temperature:       f.Temperature,
-		MaxTokens:         f.MaxTokens,
-		Timeout:           e.Timeout.Duration,
-		StructuredOutputs: e.StructuredOutputs,
-		Stream:            e.Stream,
-	}
+	maxRetries := 0
 	if e.MaxRetries != nil {
-		cfg.MaxRetries = *e.MaxRetries
-		if cfg.MaxRetries == 0 {
-			cfg.MaxRetries = -1 // the provider's "none"
+		maxRetries = *e.MaxRetries
+		if maxRetries == 0 {
+			maxRetries = -1 // the provider's "none"
 		}
 	}
-	m, err := llm.NewOpenAI(cfg)
+	var (
+		m   llm.Model
+		err error
+	)
+	if anthropic {
+		m, err = llm.NewAnthropic(llm.AnthropicConfig{
+			BaseURL: base, APIKeyEnv: keyEnv, Model: model, Models: perRole, MaxTokens: f.MaxTokens,
+			Timeout: e.Timeout.Duration, MaxRetries: maxRetries, StructuredOutputs: e.StructuredOutputs, Stream: e.Stream,
+		})
+	} else {
+		m, err = llm.NewOpenAI(llm.OpenAIConfig{
+			BaseURL: base, APIKeyEnv: keyEnv, Model: model, Models: perRole, Temperature: f.Temperature, MaxTokens: f.MaxTokens,
+			Timeout: e.Timeout.Duration, MaxRetries: maxRetries, StructuredOutputs: e.StructuredOutputs, Stream: e.Stream,
+		})
+	}
 	if err != nil {
 		return nil, configError(err)
 	}
@@ -159,9 +205,13 @@ func sandboxConfig(kind string, f *config.File) agent.SandboxConfig {
 	}}
 }
 
-// agentOptions turns the configuration's budgets and window into options.
+// agentOptions turns the configuration's budgets, window and price table
+// into options.
 func agentOptions(f *config.File, workerModel string) []agent.Option {
 	var opts []agent.Option
+	if prices := rolePrices(f); len(prices) > 0 {
+		opts = append(opts, agent.WithPrices(prices))
+	}
 	b := f.Budgets
 	if b != (config.Budgets{}) {
 		opts = append(opts, agent.WithBudgets(agent.Budgets{
@@ -177,6 +227,29 @@ func agentOptions(f *config.File, workerModel string) []agent.Option {
 		}))
 	}
 	return opts
+}
+
+// roles are the agent's roles, each of which may have its own model.
+var roles = []string{agent.RolePlanner, agent.RoleWorker, agent.RoleCritic, agent.RoleSummarizer, agent.RoleTestDesigner}
+
+// rolePrices is the price of each role's model, for the roles whose model
+// the price table has.
+func rolePrices(f *config.File) map[string]llm.Price {
+	per := f.Models.PerRole()
+	out := map[string]llm.Price{}
+	for _, role := range roles {
+		model := per[role]
+		if model == "" {
+			model = f.Models.Default
+		}
+		if model == "" {
+			model = os.Getenv(envModel)
+		}
+		if p, ok := f.Price(model); ok {
+			out[role] = p
+		}
+	}
+	return out
 }
 
 // workerModelName is the worker's model name, for the tokenizer.

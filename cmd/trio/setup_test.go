@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/trioagent/trio/cmd/trio/config"
@@ -40,5 +41,40 @@ func TestEndpointStream(t *testing.T) {
 				t.Errorf("requests %d, stream %v; want 1 with stream %v", len(reqs), len(reqs) > 0 && reqs[0].Stream, stream)
 			}
 		})
+	}
+}
+
+// endpoints.worker with kind anthropic sends the Worker to the Messages
+// API, with the key from ANTHROPIC_API_KEY, and every other role to the
+// default endpoint.
+func TestRoleEndpointKind(t *testing.T) {
+	// Not parallel: t.Setenv.
+	t.Setenv("TRIO_TEST_KEY", "test-key")
+	t.Setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Text("from messages"), llmtest.Text("from chat"))
+	f, err := config.Parse("trio.yaml", fmt.Appendf(nil,
+		"endpoint:\n  base_url: %s\n  api_key_env: TRIO_TEST_KEY\nendpoints:\n  worker:\n    kind: anthropic\n    base_url: %s\nmodels:\n  default: m\n  worker: claude-x\n",
+		srv.URL(), srv.AnthropicURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := endpointModel(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"worker", "planner"} {
+		if _, err := m.Complete(context.Background(), llm.Request{Agent: role, Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
+			t.Fatalf("%s: %v", role, err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "claude-x" || reqs[0].Header.Get("Authorization") != "Bearer test-anthropic-key" || reqs[0].Header.Get("Anthropic-Version") == "" ||
+		reqs[1].Model != "m" || reqs[1].Header.Get("Authorization") != "Bearer test-key" {
+		t.Errorf("requests %+v", reqs)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	if _, err := endpointModel(f); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Errorf("no Anthropic key: err %v, want one naming ANTHROPIC_API_KEY", err)
 	}
 }

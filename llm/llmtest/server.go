@@ -101,6 +101,14 @@ func (r Reply) WithUsage(prompt, completion int) Reply {
 	return r
 }
 
+// WithCachedUsage returns r reporting the given token usage, cached of the
+// prompt tokens served from the prompt cache (OpenAI reports no cache
+// writes).
+func (r Reply) WithCachedUsage(prompt, cached, completion int) Reply {
+	r.Usage = &llm.Usage{PromptTokens: prompt, CachedPromptTokens: cached, CompletionTokens: completion}
+	return r
+}
+
 // After returns r delayed by d.
 func (r Reply) After(d time.Duration) Reply {
 	r.Delay = d
@@ -205,6 +213,7 @@ func start(t testing.TB, opts []Option) *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handle)
+	mux.HandleFunc("POST /v1/messages", s.handleAnthropic)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -418,10 +427,11 @@ func (s *Server) complete(n int, rec Request, reply Reply) (model, finish string
 	return model, finish, usage, calls
 }
 
-func usageJSON(u llm.Usage) map[string]int {
-	return map[string]int{
+func usageJSON(u llm.Usage) map[string]any {
+	return map[string]any{
 		"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens,
-		"total_tokens": u.PromptTokens + u.CompletionTokens,
+		"total_tokens":          u.PromptTokens + u.CompletionTokens,
+		"prompt_tokens_details": map[string]int{"cached_tokens": u.CachedPromptTokens},
 	}
 }
 
@@ -555,6 +565,11 @@ func (s *Server) fromModel(r *http.Request, rec Request) (Reply, error) {
 	if rec.MaxTokens != nil {
 		req.MaxTokens = *rec.MaxTokens
 	}
+	return s.answer(r, req)
+}
+
+// answer asks the configured llm.Model and turns its response into a Reply.
+func (s *Server) answer(r *http.Request, req llm.Request) (Reply, error) {
 	resp, err := s.model.Complete(r.Context(), req)
 	if err != nil {
 		return Reply{}, err

@@ -1,6 +1,7 @@
 // Package config reads trio.yaml, the configuration file of the trio
 // command: the model endpoint, a model per role, budgets, the Worker's
-// context window, the sandbox, the policy file and the runs folder.
+// context window, the sandbox, the policy file, the runs folder and the
+// price table.
 //
 // Decoding is strict: an unknown key, a value of the wrong type or a value
 // out of range is an error that names the file and line. The package only
@@ -11,15 +12,19 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/trioagent/trio/llm"
 )
 
 // Sandbox kinds.
@@ -37,7 +42,11 @@ type File struct {
 	Path string `yaml:"-"`
 
 	Endpoint Endpoint `yaml:"endpoint"`
-	Models   Models   `yaml:"models"`
+	// Endpoints gives a role its own endpoint (keys: planner, worker,
+	// critic, summarizer, test_designer), which replaces endpoint for that
+	// role entirely: the Worker on Anthropic, the rest elsewhere.
+	Endpoints map[string]Endpoint `yaml:"endpoints"`
+	Models    Models              `yaml:"models"`
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature"`
 	// MaxTokens caps every reply; 0 leaves it to the endpoint.
@@ -54,10 +63,55 @@ type File struct {
 	Hooks Hooks `yaml:"hooks"`
 	// MCP declares MCP servers whose tools the run offers (extensions.go).
 	MCP MCP `yaml:"mcp"`
+	// Prices is the price table, keyed by model name as in models. Empty
+	// by default: Trio invents no prices, so a run without a table reports
+	// tokens but no money.
+	Prices map[string]Price `yaml:"prices"`
 }
 
-// Endpoint is the OpenAI-compatible model service.
+// Price is one model's price per million tokens, in whatever currency the
+// table is written in. Input and output are required; cached_input and
+// cache_write default to input, so an unknown discount never makes a run
+// look cheaper than it was.
+type Price struct {
+	Input       *float64 `yaml:"input"`
+	CachedInput *float64 `yaml:"cached_input"`
+	CacheWrite  *float64 `yaml:"cache_write"`
+	Output      *float64 `yaml:"output"`
+}
+
+// Price returns the price of a model from the table, with the defaults
+// filled in, and whether the table has it.
+func (f *File) Price(model string) (llm.Price, bool) {
+	p, ok := f.Prices[model]
+	if !ok || p.Input == nil || p.Output == nil {
+		return llm.Price{}, false
+	}
+	out := llm.Price{Input: *p.Input, CachedInput: *p.Input, CacheWrite: *p.Input, Output: *p.Output}
+	if p.CachedInput != nil {
+		out.CachedInput = *p.CachedInput
+	}
+	if p.CacheWrite != nil {
+		out.CacheWrite = *p.CacheWrite
+	}
+	return out, true
+}
+
+// MaxPrice bounds a price per million tokens: a larger one is a typo
+// (a price per token written per million, or per thousand).
+const MaxPrice = 100_000
+
+// Endpoint kinds.
+const (
+	KindOpenAI    = "openai"
+	KindAnthropic = "anthropic"
+)
+
+// Endpoint is a model service: an OpenAI-compatible one (kind openai, the
+// default) or the Anthropic Messages API (kind anthropic).
 type Endpoint struct {
+	// Kind is openai (default) or anthropic.
+	Kind    string `yaml:"kind"`
 	BaseURL string `yaml:"base_url"`
 	// APIKeyEnv names the environment variable that holds the key. The key
 	// itself never appears in the file.
@@ -254,7 +308,38 @@ func (c *checker) line(key string) int {
 }
 
 func (c *checker) fail(key, format string, args ...any) {
-	c.errs = append(c.errs, &Error{File: c.name, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	c.failAt(key, key, format, args...)
+}
+
+// failAt is fail for a key whose YAML path differs from its name (a map
+// key with dots, quoted in the path).
+func (c *checker) failAt(path, key, format string, args ...any) {
+	c.errs = append(c.errs, &Error{File: c.name, Line: c.line(path), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// prices checks the price table: every entry has an input and an output
+// price, and no price is negative, not a number or absurdly large.
+func (c *checker) prices(ps map[string]Price) {
+	for _, model := range slices.Sorted(maps.Keys(ps)) {
+		p := ps[model]
+		// Model names hold dots (gpt-4.1): quote the path segment.
+		path := "prices.'" + model + "'"
+		key := "prices." + model
+		if p.Input == nil {
+			c.failAt(path, key, "want input, the price per million uncached prompt tokens")
+		}
+		if p.Output == nil {
+			c.failAt(path, key, "want output, the price per million completion tokens")
+		}
+		for _, fld := range []struct {
+			name string
+			v    *float64
+		}{{"input", p.Input}, {"cached_input", p.CachedInput}, {"cache_write", p.CacheWrite}, {"output", p.Output}} {
+			if fld.v != nil && (math.IsNaN(*fld.v) || *fld.v < 0 || *fld.v > MaxPrice) {
+				c.failAt(path+"."+fld.name, key+"."+fld.name, "want a price per million tokens from 0 to %d, got %v", MaxPrice, *fld.v)
+			}
+		}
+	}
 }
 
 // duration parses a duration and checks it is within [lo, hi].
@@ -293,19 +378,35 @@ func (c *checker) oneOf(key, v string, want ...string) {
 	c.fail(key, "want one of %s, got %q", strings.Join(want, ", "), v)
 }
 
-func (c *checker) check(f *File) {
-	e := &f.Endpoint
+// Roles are the keys of endpoints (the agent's role names).
+var Roles = []string{"planner", "worker", "critic", "summarizer", "test_designer"}
+
+func (c *checker) endpoint(at string, e *Endpoint) {
+	c.oneOf(at+".kind", e.Kind, KindOpenAI, KindAnthropic)
 	if e.BaseURL != "" && !strings.HasPrefix(e.BaseURL, "http://") && !strings.HasPrefix(e.BaseURL, "https://") {
-		c.fail("endpoint.base_url", "want an http:// or https:// URL, got %q", e.BaseURL)
+		c.fail(at+".base_url", "want an http:// or https:// URL, got %q", e.BaseURL)
 	}
 	if e.APIKeyEnv != "" && !envName(e.APIKeyEnv) {
-		c.fail("endpoint.api_key_env", "want the NAME of an environment variable (letters, digits, _), got %q; never put the key itself here", e.APIKeyEnv)
+		c.fail(at+".api_key_env", "want the NAME of an environment variable (letters, digits, _), got %q; never put the key itself here", e.APIKeyEnv)
 	}
-	c.duration("endpoint.timeout", &e.Timeout, MinTimeout, MaxTimeout)
+	c.duration(at+".timeout", &e.Timeout, MinTimeout, MaxTimeout)
 	if e.MaxRetries != nil {
-		c.between("endpoint.max_retries", *e.MaxRetries, MaxRetries)
+		c.between(at+".max_retries", *e.MaxRetries, MaxRetries)
 	}
-	c.oneOf("endpoint.structured_outputs", e.StructuredOutputs, "auto", "on", "off")
+	c.oneOf(at+".structured_outputs", e.StructuredOutputs, "auto", "on", "off")
+}
+
+func (c *checker) check(f *File) {
+	c.endpoint("endpoint", &f.Endpoint)
+	for _, role := range slices.Sorted(maps.Keys(f.Endpoints)) {
+		if !slices.Contains(Roles, role) {
+			c.fail("endpoints."+role, "want a role: %s", strings.Join(Roles, ", "))
+			continue
+		}
+		e := f.Endpoints[role]
+		c.endpoint("endpoints."+role, &e)
+		f.Endpoints[role] = e // the parsed durations
+	}
 	if t := f.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
 		c.fail("temperature", "want a number from 0 to 2, got %v", *t)
 	}
@@ -327,6 +428,7 @@ func (c *checker) check(f *File) {
 	if w.ContextLimit > 0 && w.ReplyReserve >= w.ContextLimit {
 		c.fail("window.reply_reserve", "%d leaves no room in context_limit %d", w.ReplyReserve, w.ContextLimit)
 	}
+	c.prices(f.Prices)
 	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
 	cd := f.Sandbox.Containerd
 	c.oneOf("sandbox.containerd.rootfs", cd.RootFS, "host", "image")

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trioagent/trio/llm"
 )
 
 func TestParseErrorsNameTheLine(t *testing.T) {
@@ -34,6 +36,15 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"repair rounds", "budgets:\n  max_repair_rounds: 5000\n", "trio.yaml:2: budgets.max_repair_rounds"},
 		{"stream not a bool", "endpoint:\n  stream: maybe\n", "trio.yaml:2"},
 		{"syntax", "models: [\n", "trio.yaml:"},
+		{"bad endpoint kind", "endpoint:\n  kind: gemini\n", "trio.yaml:2: endpoint.kind: want one of openai, anthropic"},
+		{"bad role endpoint kind", "endpoints:\n  worker:\n    kind: claude\n", "trio.yaml:3: endpoints.worker.kind: want one of openai, anthropic"},
+		{"unknown role", "endpoints:\n  builder:\n    kind: anthropic\n", "trio.yaml:3: endpoints.builder: want a role"},
+		{"role key in key env", "endpoints:\n  worker:\n    kind: anthropic\n    api_key_env: sk-ant-123\n", "trio.yaml:4: endpoints.worker.api_key_env"},
+		{"role timeout", "endpoints:\n  critic:\n    timeout: soon\n", "trio.yaml:3: endpoints.critic.timeout"},
+		{"price without output", "prices:\n  gpt-4.1-mini:\n    input: 0.4\n", "trio.yaml:3: prices.gpt-4.1-mini: want output"},
+		{"negative price", "prices:\n  m:\n    input: 1\n    output: 2\n    cached_input: -1\n", "trio.yaml:5: prices.m.cached_input: want a price per million tokens from 0"},
+		{"price as text", "prices:\n  m: {input: cheap, output: 1}\n", "trio.yaml:2"},
+		{"unknown price field", "prices:\n  m: {input: 1, output: 1, per_token: 3}\n", "trio.yaml:2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,5 +72,32 @@ func TestParseValid(t *testing.T) {
 	empty, err := Parse("empty.yaml", nil)
 	if err != nil || empty.Models.Default != "" {
 		t.Errorf("empty file: %+v, %v", empty, err)
+	}
+}
+
+func TestPrices(t *testing.T) {
+	t.Parallel()
+	f, err := Parse("trio.yaml", []byte("prices:\n  gpt-4.1-mini: {input: 0.4, cached_input: 0.1, output: 1.6}\n  claude-sonnet-4-5: {input: 3, cached_input: 0.3, cache_write: 3.75, output: 15}\n  local: {input: 0, output: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		model string
+		want  llm.Price
+		ok    bool
+	}{
+		// cache_write unset: the input price, never a made-up discount.
+		{"gpt-4.1-mini", llm.Price{Input: 0.4, CachedInput: 0.1, CacheWrite: 0.4, Output: 1.6}, true},
+		{"claude-sonnet-4-5", llm.Price{Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15}, true},
+		{"local", llm.Price{}, true}, // a free model is priced at zero, not unpriced
+		{"gpt-5", llm.Price{}, false},
+	}
+	for _, tt := range tests {
+		if got, ok := f.Price(tt.model); got != tt.want || ok != tt.ok {
+			t.Errorf("Price(%q) = %+v, %v; want %+v, %v", tt.model, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, ok := (&File{}).Price("gpt-4.1-mini"); ok {
+		t.Error("an empty file has prices: the default table must be empty")
 	}
 }
