@@ -213,8 +213,14 @@ print("wrote")
 		}
 	}
 	t.Logf("write.py: %q; big files total %d MiB against a 256 MiB limit (base usage %d MiB)", res.Output, total>>20, u0>>20)
-	if total+u0 > 512<<20 {
-		t.Errorf("disk limit overshot by more than 2x: %d MiB written", (total+u0)>>20)
+	// Creating the files overshoots by what a command makes during one
+	// walk, which takes longer as files pile up (seconds under -race):
+	// bounded, not exact. Once past the limit, nothing more is written.
+	if total+u0 > 1<<30 {
+		t.Errorf("disk limit overshot by more than 4x: %d MiB written", (total+u0)>>20)
+	}
+	if u0 > 256<<20 && total > 0 {
+		t.Errorf("a run past its disk limit wrote %d MiB more", total>>20)
 	}
 }
 
