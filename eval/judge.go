@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,10 +21,10 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 	if err := os.RemoveAll(dir); err != nil {
 		return Hidden{}, err
 	}
-	if err := copyTree(ws, dir); err != nil {
+	if err := sandbox.CopyTree(ws, dir); err != nil {
 		return Hidden{}, fmt.Errorf("copy the workspace: %w", err)
 	}
-	if err := copyTree(t.HiddenPath(), dir); err != nil {
+	if err := sandbox.CopyTree(t.HiddenPath(), dir); err != nil {
 		return Hidden{}, fmt.Errorf("copy the hidden tests: %w", err)
 	}
 	l := pol.Limits()
@@ -73,38 +72,6 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 		return h, err
 	}
 	return h, nil
-}
-
-// copyTree copies the regular files and folders under src into dst,
-// replacing files of the same path; symbolic links and special files are
-// skipped, so that a copy never reads outside src.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		os.Remove(target) // a read-only file the run left
-		return os.WriteFile(target, b, info.Mode().Perm()|0o200)
-	})
 }
 
 // writeFileAtomic writes data to a temporary file next to path, syncs it

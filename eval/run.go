@@ -19,6 +19,7 @@ import (
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
 )
 
@@ -395,7 +396,7 @@ func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxCon
 		return nil, fmt.Errorf("eval: task %s: %w", t.ID, err)
 	}
 	if seed := t.SeedPath(); seed != "" {
-		if err := copyTree(seed, ws); err != nil {
+		if err := sandbox.CopyTree(seed, ws); err != nil {
 			return nil, fmt.Errorf("eval: task %s: seed: %w", t.ID, err)
 		}
 	}

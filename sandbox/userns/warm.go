@@ -3,8 +3,6 @@ package userns
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +36,7 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 			return fmt.Errorf("userns sandbox: warm cache: %w", err)
 		}
 	}
-	if err := copyTree(base, filepath.Join(s.stateDir, "cache", "go-build")); err != nil {
+	if err := sandbox.CopyTree(base, filepath.Join(s.stateDir, "cache", "go-build")); err != nil {
 		return fmt.Errorf("userns sandbox: warm cache: %w", err)
 	}
 	return nil
@@ -93,7 +91,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 		return fmt.Errorf("go test: exit code %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
 	built := filepath.Join(tmp, "base")
-	if err := copyTree(filepath.Join(w.stateDir, "cache", "go-build"), built); err != nil {
+	if err := sandbox.CopyTree(filepath.Join(w.stateDir, "cache", "go-build"), built); err != nil {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(built, "README")); err != nil {
@@ -110,40 +108,4 @@ func (s *Sandbox) progress(msg string) {
 	if s.cfg.Progress != nil {
 		s.cfg.Progress(msg)
 	}
-}
-
-// copyTree copies the regular files and folders under src to dst (made
-// anew), owned by this user and writable by it; symlinks and other special
-// files are left out (a Go build cache has none).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }
