@@ -644,14 +644,31 @@ func startFailure(err error, prog string, stderr *sandbox.CappedBuffer) (sandbox
 }
 
 // removeContainer kills and deletes c's task, then c and its snapshot.
+// Another process may sweep the same dead run at the same time (every
+// sandbox that opens removes leftovers), and then the shim can shut down
+// under this Delete ("ttrpc: closed"). So a failed delete is retried, and
+// a task that is gone meanwhile counts as deleted.
 func removeContainer(ctx context.Context, c client.Container) error {
 	var errs []error
-	if t, err := c.Task(ctx, nil); err == nil {
-		if _, err := t.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete task %s: %w", c.ID(), err))
+	for attempt := 0; ; attempt++ {
+		t, err := c.Task(ctx, nil)
+		if errdefs.IsNotFound(err) {
+			break
 		}
-	} else if !errdefs.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("task %s: %w", c.ID(), err))
+		if err == nil {
+			_, err = t.Delete(ctx, client.WithProcessKill)
+			if err == nil || errdefs.IsNotFound(err) {
+				break
+			}
+			err = fmt.Errorf("delete task %s: %w", c.ID(), err)
+		} else {
+			err = fmt.Errorf("task %s: %w", c.ID(), err)
+		}
+		if attempt == 2 || ctx.Err() != nil {
+			errs = append(errs, err)
+			break
+		}
+		time.Sleep(100 * time.Millisecond << attempt)
 	}
 	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("delete container %s: %w", c.ID(), err))
