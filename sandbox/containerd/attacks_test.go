@@ -475,3 +475,66 @@ time.sleep(0.2)
 		t.Errorf("a process left by an earlier command ptrace-attached to a later command")
 	}
 }
+
+// A command goes for the container's init, the exec server that starts
+// every later command (the Critic's checks too): it connects to the
+// server's socket to start a process of its own, signals pid 1 to bring
+// the container down, reads what pid 1 holds, and makes itself immune to
+// the OOM killer as init is. None of it may work:
+// the next command runs in the same container (its /tmp is still there)
+// and nothing the attack started runs on.
+func TestAttackExecServer(t *testing.T) {
+	e := sandboxtest.NewEnv(t, attackOpen(t), nil, nil)
+	r := e.Python(t, "init.py", `import os, signal, socket
+open("/tmp/marker", "w").write("same container")
+out = []
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("/.trio-ctl/sock")
+    out.append("CONNECTED")
+    r, w = os.pipe()
+    body = b'{"argv":["sh","-c","while :; do echo z >> /workspace/survivor; sleep 0.05; done"],"dir":"/workspace","uid":65534,"gid":65534}'
+    socket.send_fds(s, [len(body).to_bytes(4, "big") + body], [w, w])
+    out.append("SENT " + s.recv(100).decode())
+except Exception as ex:
+    out.append("connect: %r" % ex)
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGSEGV, signal.SIGKILL, signal.SIGSTOP):
+    try:
+        os.kill(1, sig)
+        out.append("SIGNALLED %s" % sig.name)
+    except Exception as ex:
+        out.append("kill %s: %r" % (sig.name, ex))
+out.append("adj=" + open("/proc/self/oom_score_adj").read().strip())
+try:
+    with open("/proc/self/oom_score_adj", "w") as f:
+        f.write("-1000")
+    out.append("OOM-IMMUNE")
+except Exception as ex:
+    out.append("oom_score_adj -1000: %r" % ex)
+for f in ("environ", "mem", "maps"):
+    try:
+        open("/proc/1/" + f, "rb").read(64)
+        out.append("READ /proc/1/" + f)
+    except Exception as ex:
+        out.append("%s: %r" % (f, ex))
+print("\n".join(out))
+`)
+	t.Logf("attack: %s", sandboxtest.Everything(r))
+	if strings.Contains(r.Output+r.Stdout, "adj=-") {
+		t.Errorf("the command starts as protected from the OOM killer as init:\n%s", sandboxtest.Everything(r))
+	}
+	for _, bad := range []string{"CONNECTED", "SIGNALLED", "READ ", "OOM-IMMUNE"} {
+		if strings.Contains(r.Output+r.Stdout, bad) {
+			t.Errorf("the attack got through (%s):\n%s", bad, sandboxtest.Everything(r))
+		}
+	}
+	after := e.Python(t, "marker.py", "print(open('/tmp/marker').read())\n")
+	if !strings.Contains(after.Stdout+after.Output, "same container") {
+		t.Errorf("the next command ran in a new container: the attack brought init down:\n%s", sandboxtest.Everything(after))
+	}
+	before := size(filepath.Join(e.Dir, "survivor"))
+	time.Sleep(300 * time.Millisecond)
+	if now := size(filepath.Join(e.Dir, "survivor")); now != before {
+		t.Errorf("a process the attack started through the exec server still runs (survivor grew %d -> %d)", before, now)
+	}
+}

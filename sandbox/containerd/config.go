@@ -113,6 +113,9 @@ type Config struct {
 	Progress func(msg string)
 	// goCache replaces the run's cache folder (the warm-up's own sandbox).
 	goCache string
+	// noExecServer starts commands with runc's exec even where the exec
+	// server could run (the benchmarks compare the two).
+	noExecServer bool
 	// StateDir holds per-run folders (rootfs, cache, fifos); default
 	// $XDG_RUNTIME_DIR/trio-sandbox, else <os.TempDir()>/trio-sandbox.
 	StateDir string

@@ -58,6 +58,7 @@ type Sandbox struct {
 	diskBase int64         // the workspace's usage when the sandbox opened
 	warmBase string        // the trusted Go build cache base, or ""
 	alive    *os.File      // the liveness FIFO's only writer (see initArgs)
+	execd    *execServer   // the container's init is the exec server; nil: runc's exec
 
 	// ownerUID and ownerGID own the workspace folder at New; with adopt,
 	// Close gives them back what uid owns then.
@@ -219,7 +220,8 @@ func (s *Sandbox) makeState() error {
 		return fmt.Errorf("liveness fifo: %w", err)
 	}
 	s.alive = f
-	return nil
+	s.execd, err = newExecServer(s.cfg, s.stateDir, s.initUID)
+	return err
 }
 
 // cacheDir is the run's cache folder on the host, bound at CacheDir.
@@ -248,7 +250,11 @@ func (s *Sandbox) planLayout() (sandbox.Layout, error) {
 func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
 	s.layout = layout
 	id := "trio-" + s.cfg.RunID
-	opts, err := s.containerOpts(ctx, id, initArgs)
+	args := initArgs
+	if s.execd != nil {
+		args = s.execd.args()
+	}
+	opts, err := s.containerOpts(ctx, id, args)
 	if err != nil {
 		return err
 	}
@@ -256,7 +262,9 @@ func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", id, err)
 	}
-	s.task, err = s.container.NewTask(ctx, cio.NullIO)
+	// What init says (the exec server's reason to stop) goes to a log
+	// that errors quote.
+	s.task, err = s.container.NewTask(ctx, cio.LogFile(s.initLog()))
 	if err != nil {
 		return fmt.Errorf("create task %s: %w", id, err)
 	}
@@ -400,6 +408,7 @@ func (s *Sandbox) teardown() error {
 	if s.alive != nil {
 		s.alive.Close()
 	}
+	s.execd.close()
 	if s.stateDir != "" {
 		if err := os.RemoveAll(s.stateDir); err != nil {
 			errs = append(errs, err)
@@ -521,29 +530,19 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 	// Container calls use s.ctx so that a cancelled ctx still lets us
 	// kill and clean up.
 	bg := s.ctx
-	execID := "exec-" + strconv.FormatInt(s.execs.Add(1), 10)
-	spec := s.processSpec(cmd, cwd)
 	oomBefore := s.ooms.Load()
-
-	p, err := s.task.Exec(bg, execID, spec, cio.NewCreator(cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(filepath.Join(s.stateDir, "fifo"))))
-	if err != nil {
-		return sandbox.Result{}, fmt.Errorf("containerd sandbox: exec %s: %w", cmd.Argv[0], err)
+	start := s.startRunc
+	if s.execd != nil {
+		start = s.startExecd
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(bg, 10*time.Second)
-		defer cancel()
-		p.Delete(dctx, client.WithProcessKill)
-	}()
-	statusC, err := p.Wait(bg)
-	if err != nil {
-		return sandbox.Result{}, fmt.Errorf("containerd sandbox: wait %s: %w", cmd.Argv[0], err)
-	}
-	if err := p.Start(bg); err != nil {
-		if r, ok := startFailure(err, cmd.Argv[0], stderr); ok {
-			return r, nil
+	p, failed, err := start(cmd, cwd, stdout, stderr)
+	if err != nil || failed != nil {
+		if failed != nil {
+			return *failed, nil
 		}
-		return sandbox.Result{}, fmt.Errorf("containerd sandbox: start %s: %w", cmd.Argv[0], err)
+		return sandbox.Result{}, err
 	}
+	defer p.release()
 	var timer <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -552,35 +551,35 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 	}
 	var (
 		res       sandbox.Result
-		status    client.ExitStatus
+		status    exitStatus
 		cancelled bool
 		reapErr   error
 	)
 	stopDisk := s.watchDisk(func() { s.reap(bg) })
 	select {
-	case status = <-statusC:
+	case status = <-p.exit:
 	case <-timer:
 		res.TimedOut = true
 		reapErr = s.reap(bg)
-		status = <-statusC
+		status = <-p.exit
 	case <-ctx.Done():
 		cancelled = true
 		reapErr = s.reap(bg)
-		status = <-statusC
+		status = <-p.exit
 	}
 	res.DiskExceeded = stopDisk()
 	// Whatever the command left running dies with it.
 	if err := s.reap(bg); err != nil {
 		reapErr = err
 	}
-	waitIO(p.IO(), ioGrace)
+	p.waitIO(ioGrace)
 
-	code, _, err := status.Result()
-	if err != nil {
-		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], err)
+	if status.err != nil {
+		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], status.err)
 	}
-	res.ExitCode = int(code)
-	if code == 128+uint32(syscall.SIGXFSZ) || s.overDisk() {
+	code := status.code
+	res.ExitCode = code
+	if code == 128+int(syscall.SIGXFSZ) || s.overDisk() {
 		res.DiskExceeded = true
 	}
 	// An OOM kill anywhere in the container while this command ran is
@@ -600,6 +599,55 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 		return res, fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
 	}
 	return res, nil
+}
+
+// proc is a started command, however it was started: its exit status
+// arrives once on exit, waitIO waits (at most grace) for its output to
+// end, and release frees what starting it took.
+type proc struct {
+	exit    <-chan exitStatus
+	waitIO  func(grace time.Duration)
+	release func()
+}
+
+type exitStatus struct {
+	code int
+	err  error
+}
+
+// startRunc starts cmd with runc's exec, through containerd: the way when
+// the container's init is not the exec server (see startExecd). A command
+// that could not start comes back as a Result (126 or 127).
+func (s *Sandbox) startRunc(cmd sandbox.Command, cwd string, stdout, stderr *sandbox.CappedBuffer) (*proc, *sandbox.Result, error) {
+	bg := s.ctx
+	execID := "exec-" + strconv.FormatInt(s.execs.Add(1), 10)
+	p, err := s.task.Exec(bg, execID, s.processSpec(cmd, cwd), cio.NewCreator(cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(filepath.Join(s.stateDir, "fifo"))))
+	if err != nil {
+		return nil, nil, fmt.Errorf("containerd sandbox: exec %s: %w", cmd.Argv[0], err)
+	}
+	release := func() {
+		dctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		p.Delete(dctx, client.WithProcessKill)
+	}
+	statusC, err := p.Wait(bg)
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("containerd sandbox: wait %s: %w", cmd.Argv[0], err)
+	}
+	if err := p.Start(bg); err != nil {
+		release()
+		if r, ok := startFailure(err, cmd.Argv[0], stderr); ok {
+			return nil, &r, nil
+		}
+		return nil, nil, fmt.Errorf("containerd sandbox: start %s: %w", cmd.Argv[0], err)
+	}
+	exit := make(chan exitStatus, 1)
+	go func() {
+		code, _, err := (<-statusC).Result()
+		exit <- exitStatus{code: int(code), err: err}
+	}()
+	return &proc{exit: exit, waitIO: func(grace time.Duration) { waitIO(p.IO(), grace) }, release: release}, nil, nil
 }
 
 // processSpec is the exec'd process, as the sandbox user with no

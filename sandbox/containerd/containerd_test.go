@@ -41,8 +41,8 @@ func TestExecBasics(t *testing.T) {
 		{"env added", sandbox.Command{Argv: []string{"sh", "-c", "echo $FOO"}, Env: []string{"FOO=bar"}}, 0, "bar\n", ""},
 		{"env overrides", sandbox.Command{Argv: []string{"sh", "-c", "echo $TERM; env | grep -c ^TERM="}, Env: []string{"TERM=xterm"}}, 0, "xterm\n1\n", ""},
 		{"not found", sandbox.Command{Argv: []string{"no-such-program-trio"}}, 127, "", "trio: cannot run no-such-program-trio"},
-		{"no capabilities, no new privileges, seccomp", sandbox.Command{Argv: []string{"sh", "-c", "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status"}}, 0,
-			"CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n", ""},
+		{"no capabilities, no new privileges, seccomp", sandbox.Command{Argv: []string{"sh", "-c", "grep -E '^(Cap...|NoNewPrivs|Seccomp):' /proc/self/status"}}, 0,
+			"CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n", ""},
 		{"go toolchain", sandbox.Command{Argv: []string{"go", "env", "GOROOT", "GOTOOLCHAIN"}}, 0, "/usr/local/go\nlocal\n", ""},
 		{"no python bytecode", sandbox.Command{Argv: []string{"sh", "-c", "echo $PYTHONDONTWRITEBYTECODE"}}, 0, "1\n", ""},
 	}

@@ -214,14 +214,15 @@ func (s *Sandbox) reap(ctx context.Context) error {
 	}
 }
 
-// protectInit keeps the kernel's OOM killer off init and its FIFO reader:
+// protectInit keeps the kernel's OOM killer off init (and the shell init's
+// FIFO reader):
 // a command that exhausts the memory limit is killed, the container is not.
 // Lowering oom_score_adj needs privilege, so it is done from here; runc
 // 1.1 fails to start a container whose spec asks for -1000. The reader is
 // forked by init just after start, so this waits for it.
 //
 // It also records init's pids, the only ones the reaper spares: no command
-// has run yet, so the processes of init's uid now are init and its reader.
+// has run yet, so the processes of init's uid now are init's.
 func (s *Sandbox) protectInit(ctx context.Context) {
 	s.initPids = map[int]bool{}
 	for range 4000 {
@@ -235,7 +236,11 @@ func (s *Sandbox) protectInit(ctx context.Context) {
 				os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-1000"), 0)
 			}
 		}
-		if len(s.initPids) >= 2 {
+		want := 2 // the shell and cat
+		if s.execd != nil {
+			want = 1 // the exec server alone
+		}
+		if len(s.initPids) >= want {
 			return
 		}
 		time.Sleep(500 * time.Microsecond)

@@ -44,8 +44,9 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 		oci.WithProcessCwd("/"),
 		oci.WithEnv(s.env),
 		oci.WithUIDGID(s.initUID, s.initUID),
-		oci.WithCapabilities(nil),
+		s.withInitPrivileges(),
 		oci.WithNoNewPrivileges,
+		// After the capabilities: the profile follows them.
 		seccomp.WithDefaultProfile(),
 		oci.WithRootFSReadonly(),
 		oci.WithHostname("trio"),
@@ -98,6 +99,21 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 		specOpts = append(specOpts, oci.WithRootFSPath(rootfs))
 	}
 	return append(opts, client.WithNewSpec(specOpts...)), nil
+}
+
+// withInitPrivileges gives the exec server the capabilities it starts
+// commands with (see execServerCaps) and the rlimits every command has,
+// which commands inherit from it; the shell init gets no capability.
+func (s *Sandbox) withInitPrivileges() oci.SpecOpts {
+	if s.execd == nil {
+		return oci.WithCapabilities(nil)
+	}
+	caps := execServerCaps()
+	return oci.Compose(oci.WithCapabilities(caps), oci.WithAmbientCapabilities(caps),
+		func(_ context.Context, _ oci.Client, _ *containers.Container, spec *oci.Spec) error {
+			spec.Process.Rlimits = s.baseProcess().Rlimits
+			return nil
+		})
 }
 
 // baseProcess is the process spec commands start from: the container's
@@ -156,6 +172,9 @@ func (s *Sandbox) mounts() []specs.Mount {
 		{Destination: HomeDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=0700", owner, size}},
 		{Destination: CacheDir, Type: "bind", Source: s.cacheDir(), Options: []string{"rbind", "rw", "nosuid", "nodev"}},
 		{Destination: aliveDir, Type: "bind", Source: filepath.Join(s.stateDir, "alive"), Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
+	}
+	if s.execd != nil {
+		ms = append(ms, s.execd.mounts()...)
 	}
 	if m, ok := s.goCacheMount(); ok {
 		ms = append(ms, m)

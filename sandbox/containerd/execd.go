@@ -1,0 +1,261 @@
+package containerd
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/containerd/internal/execd"
+)
+
+// execServer is the host's end of the container's init when that is the
+// exec server (package execd): the executable bound into the container
+// and the folder of its socket.
+type execServer struct {
+	exe string   // this executable on the host, bound at execd.Path
+	ctl *os.File // the socket's folder, opened O_PATH: dialled through /proc/self/fd
+}
+
+// execServerCaps are all the server is given: enough to start commands
+// as the sandbox user with an OOM score of their own, and CAP_SETPCAP to
+// empty the bounding set of the thread that does (see package execd for
+// why commands never get any).
+// CAP_SYS_RESOURCE is among them only where this process has it: some
+// machines' bounding sets lack it, and runc then fails to start init.
+func execServerCaps() []string {
+	caps := []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"}
+	if haveCap(unix.CAP_SYS_RESOURCE) {
+		caps = append(caps, "CAP_SYS_RESOURCE")
+	}
+	return caps
+}
+
+// haveCap reports whether this process's effective set holds c.
+func haveCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
+}
+
+// newExecServer readies the exec server for a sandbox whose state folder
+// is stateDir, or returns nil when this executable cannot run in the
+// container: with an image as the root, a dynamically linked executable
+// would not find its libraries there. Then commands go through runc's exec.
+func newExecServer(cfg Config, stateDir string, initUID uint32) (*execServer, error) {
+	if cfg.noExecServer {
+		return nil, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil
+	}
+	if cfg.RootFS != RootFSHost && !static(exe) {
+		return nil, nil
+	}
+	dir := filepath.Join(stateDir, "ctl")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Lchown(dir, int(initUID), int(initUID)); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &execServer{exe: exe, ctl: os.NewFile(uintptr(fd), dir)}, nil
+}
+
+// static reports whether the ELF file at path needs no dynamic loader.
+func static(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *execServer) close() {
+	if e != nil && e.ctl != nil {
+		e.ctl.Close()
+	}
+}
+
+// args is the container's init command line.
+func (e *execServer) args() []string {
+	return []string{execd.Path, execd.Flag, aliveDir + "/" + aliveFIFO}
+}
+
+// mounts bind the executable and the socket's folder into the container.
+func (e *execServer) mounts() []specs.Mount {
+	return []specs.Mount{
+		{Destination: execd.Path, Type: "bind", Source: e.exe, Options: []string{"bind", "ro", "nosuid", "nodev"}},
+		{Destination: execd.CtlDir, Type: "bind", Source: e.ctl.Name(), Options: []string{"bind", "rw", "nosuid", "nodev", "noexec"}},
+	}
+}
+
+// dial connects to the server, waiting while a container that just
+// started has not yet listened. The socket's path goes through this
+// process's descriptor of its folder, so its length is never a problem.
+func (s *Sandbox) dialExecServer() (*net.UnixConn, error) {
+	addr := &net.UnixAddr{Net: "unix", Name: "/proc/self/fd/" + strconv.Itoa(int(s.execd.ctl.Fd())) + "/" + execd.Socket}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialUnix("unix", nil, addr)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, err
+		}
+		if !s.initAlive() {
+			return nil, errors.New("the container's init exited")
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the container's exec server did not listen: %w", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// startExecd starts cmd through the container's exec server: the command
+// is a child of init, forked inside the container, with its stdout and
+// stderr on pipes this process reads. A command that could not start
+// comes back as a Result (126 or 127).
+func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sandbox.CappedBuffer) (*proc, *sandbox.Result, error) {
+	fail := func(err error) (*proc, *sandbox.Result, error) {
+		said := ""
+		if !s.initAlive() {
+			said = s.initSaid()
+		}
+		return nil, nil, fmt.Errorf("containerd sandbox: start %s: %w%s", cmd.Argv[0], err, said)
+	}
+	c, err := s.dialExecServer()
+	if err != nil {
+		return fail(err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		c.Close()
+		return fail(err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		c.Close()
+		outR.Close()
+		unix.Close(outW)
+		return fail(err)
+	}
+	req := execd.Request{Argv: cmd.Argv, Env: sandbox.MergeEnv(s.env, cmd.Env), Dir: cwd, UID: s.uid, GID: s.gid}
+	err = execd.WriteRequest(c, req, outW, errW)
+	// The command holds the write ends now (or never will): the reads end
+	// when its processes are gone.
+	unix.Close(outW)
+	unix.Close(errW)
+	var copies sync.WaitGroup
+	copies.Add(2)
+	go func() { io.Copy(stdout, outR); copies.Done() }()
+	go func() { io.Copy(stderr, errR); copies.Done() }()
+	release := func() {
+		c.Close()
+		outR.Close()
+		errR.Close()
+	}
+	waitOut := func(grace time.Duration) {
+		done := make(chan struct{})
+		go func() { copies.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(grace):
+			outR.Close()
+			errR.Close()
+			<-done
+		}
+	}
+	if err != nil {
+		release()
+		return fail(err)
+	}
+	dec := json.NewDecoder(c)
+	var first execd.Reply
+	if err := dec.Decode(&first); err != nil {
+		release()
+		return fail(fmt.Errorf("the exec server: %w", err))
+	}
+	if !first.Started {
+		waitOut(ioGrace)
+		release()
+		if first.Code == 0 {
+			return fail(fmt.Errorf("the exec server: %s", first.Error))
+		}
+		fmt.Fprintf(stderr, "trio: cannot run %s: %s\n", cmd.Argv[0], first.Error)
+		return nil, &sandbox.Result{ExitCode: first.Code}, nil
+	}
+	exit := make(chan exitStatus, 1)
+	go func() {
+		var last execd.Reply
+		if err := dec.Decode(&last); err != nil || !last.Exited {
+			// The server went away mid-command: only the container's end
+			// does that, and the next command gets a new container.
+			exit <- exitStatus{err: errors.New("the container's exec server went away during the command")}
+			return
+		}
+		exit <- exitStatus{code: last.Status}
+	}()
+	return &proc{exit: exit, waitIO: waitOut, release: release}, nil, nil
+}
+
+// pipe makes a pipe whose read end this process polls and whose write end,
+// left blocking, goes to a command: a command must not find its stdout
+// non-blocking (writes would fail with EAGAIN on a full pipe).
+func pipe() (*os.File, int, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, -1, err
+	}
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, -1, err
+	}
+	return os.NewFile(uintptr(p[0]), "|"+strconv.Itoa(p[0])), p[1], nil
+}
+
+// initLog is the file the container's init writes its stdout and stderr to.
+func (s *Sandbox) initLog() string { return filepath.Join(s.stateDir, "init.log") }
+
+// initSaid is the end of the init's log, for an error message: ": …" or "".
+func (s *Sandbox) initSaid() string {
+	b, _ := os.ReadFile(s.initLog())
+	b = bytes.TrimSpace(b)
+	if len(b) > 512 {
+		b = b[len(b)-512:]
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	return ": " + string(b)
+}
