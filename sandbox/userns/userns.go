@@ -46,6 +46,10 @@ type Sandbox struct {
 	base     []string // bwrap arguments every command shares
 	abi      int      // Landlock ABI of the kernel; 0 when it has none
 	diskBase int64    // workspace and seeded cache usage when the sandbox opened
+	// cacheUsed is the build cache's usage as last measured, after the
+	// last command: only commands write there, so between two commands it
+	// holds. -1 when unknown (a command is running or was cut short).
+	cacheUsed int64
 
 	mu     sync.Mutex
 	closed bool
@@ -96,7 +100,8 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
 		// The seeded warm cache is Trio's, not the run's writes.
-		s.diskBase = usage(cfg.Workspace) + usage(filepath.Join(s.stateDir, "cache"))
+		s.cacheUsed = usage(s.cacheDir())
+		s.diskBase = usage(cfg.Workspace) + s.cacheUsed
 	}
 	return s, nil
 }
@@ -465,10 +470,31 @@ func (s *Sandbox) workdir(rel string) (string, error) {
 }
 
 // diskUsed is what the run has added to the host's disk: the workspace's
-// growth since the sandbox opened plus the build cache.
+// growth since the sandbox opened plus the build cache, both measured now.
 func (s *Sandbox) diskUsed() int64 {
-	return usage(s.cfg.Workspace) + usage(filepath.Join(s.stateDir, "cache")) - s.diskBase
+	return usage(s.cfg.Workspace) + usage(s.cacheDir()) - s.diskBase
 }
+
+// diskUsedAfter is diskUsed once a command's processes are gone; it
+// keeps the build cache's figure for diskUsedBefore.
+func (s *Sandbox) diskUsedAfter() int64 {
+	s.cacheUsed = usage(s.cacheDir())
+	return usage(s.cfg.Workspace) + s.cacheUsed - s.diskBase
+}
+
+// diskUsedBefore is diskUsed before a command: the workspace measured now
+// (the host's file tools write there between commands), the build cache
+// as the last command left it, when that is known. The cache is the
+// larger walk (it holds the seeded warm cache), and this halves the walks
+// of a short command.
+func (s *Sandbox) diskUsedBefore() int64 {
+	if s.cacheUsed < 0 {
+		return s.diskUsed()
+	}
+	return usage(s.cfg.Workspace) + s.cacheUsed - s.diskBase
+}
+
+func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
 
 func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
 	lim := s.cfg.Limits
@@ -486,7 +512,8 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	if lim.Disk > 0 {
 		// No single file may take more than what is left; the walk below
 		// catches many smaller ones.
-		left := max(lim.Disk-s.diskUsed(), 0)
+		left := max(lim.Disk-s.diskUsedBefore(), 0)
+		s.cacheUsed = -1 // until measured after this command
 		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
 	}
 	specJSON, err := json.Marshal(spec)
@@ -615,10 +642,15 @@ wait:
 		return sandbox.Result{ExitCode: code}, fmt.Errorf("userns sandbox: wait bwrap: %w", waitErr)
 	}
 	res := sandbox.Result{ExitCode: code, TimedOut: timedOut}
+	used := int64(0)
+	if lim.Disk > 0 {
+		// Every process of the command died with its pid namespace.
+		used = s.diskUsedAfter()
+	}
 	if lim.Disk > 0 && !timedOut && !cancelled {
 		// At the limit counts: RLIMIT_FSIZE stops a file exactly there,
 		// and a program that ignores SIGXFSZ (Python) exits normally.
-		if overDisk || code == 128+int(syscall.SIGXFSZ) || s.diskUsed() >= lim.Disk {
+		if overDisk || code == 128+int(syscall.SIGXFSZ) || used >= lim.Disk {
 			res.DiskExceeded = true
 			fmt.Fprintf(stderr, "\ntrio: disk limit of %s exceeded: the run's files (workspace growth and build cache) "+
 				"may take no more; delete files to go on\n", formatBytes(lim.Disk))
