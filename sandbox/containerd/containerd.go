@@ -579,6 +579,13 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, time
 	}
 	code := status.code
 	res.ExitCode = code
+	if status.initDied {
+		// Only the kernel kills init (its OOM killer, where the host may
+		// not lower init's score): the command died with it, and the next
+		// one gets a new container.
+		s.fresh = true
+		fmt.Fprintf(stderr, "\ntrio: the sandbox's init was killed while %s ran (out of memory?); the command was killed with it, and the next command runs in a new container\n", cmd.Argv[0])
+	}
 	if code == 128+int(syscall.SIGXFSZ) || s.overDisk() {
 		res.DiskExceeded = true
 	}
@@ -613,6 +620,9 @@ type proc struct {
 type exitStatus struct {
 	code int
 	err  error
+	// initDied: the container's init died while the command ran, and the
+	// command with it.
+	initDied bool
 }
 
 // startRunc starts cmd with runc's exec, through containerd: the way when

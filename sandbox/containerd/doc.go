@@ -8,7 +8,8 @@
 // runs on this host left behind when their process died (containers labelled
 // trio.managed=true whose trio.owner process is gone), then creates and
 // starts one container for the run. Its first process (init) is this
-// executable as Trio's exec server (package internal/execd): it reaps
+// executable (a copy only init's uid may read) as Trio's exec server
+// (package internal/execd): it reaps
 // orphans, and it waits on a FIFO only this process holds open for
 // writing, so when this process dies, init exits and the kernel ends every
 // process in the container. Each command is forked by init at the host's

@@ -30,6 +30,9 @@ type execServer struct {
 	ctl *os.File // the socket's folder, opened O_PATH: dialled through /proc/self/fd
 }
 
+// startTimeout bounds the wait for the server to say a command started.
+const startTimeout = 30 * time.Second
+
 // execServerCaps are all the server is given: enough to start commands
 // as the sandbox user with an OOM score of their own, and CAP_SETPCAP to
 // empty the bounding set of the thread that does (see package execd for
@@ -62,12 +65,16 @@ func newExecServer(cfg Config, stateDir string, initUID uint32) (*execServer, er
 	if cfg.noExecServer {
 		return nil, nil
 	}
-	exe, err := os.Executable()
+	self, err := os.Executable()
 	if err != nil {
 		return nil, nil
 	}
-	if cfg.RootFS != RootFSHost && !static(exe) {
+	if cfg.RootFS != RootFSHost && !static(self) {
 		return nil, nil
+	}
+	exe, err := initCopy(self, cfg.StateDir, initUID)
+	if err != nil {
+		return nil, fmt.Errorf("exec server: %w", err)
 	}
 	dir := filepath.Join(stateDir, "ctl")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -81,6 +88,50 @@ func newExecServer(cfg Config, stateDir string, initUID uint32) (*execServer, er
 		return nil, err
 	}
 	return &execServer{exe: exe, ctl: os.NewFile(uintptr(fd), dir)}, nil
+}
+
+// initCopy is a copy of the executable at self in stateDir that only
+// init's uid may read (owned by it, mode 0500): commands must not read it
+// (an embedder's program may have keys or configuration compiled in).
+// Init must: a process whose program it cannot read is not dumpable from
+// the start and cannot open its own /proc files to set itself up. The
+// copy is made once per executable (named by its size and modification
+// time) and init uid, and shared by the sandboxes of this host; the state
+// folder is root's alone.
+func initCopy(self, stateDir string, initUID uint32) (string, error) {
+	st, err := os.Stat(self)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(stateDir, fmt.Sprintf("init-%d-%d-%d", initUID, st.Size(), st.ModTime().UnixNano()))
+	if got, err := os.Stat(dst); err == nil && got.Size() == st.Size() && got.Mode().Perm() == 0o500 {
+		return dst, nil
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(stateDir, ".init-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, src)
+	if err == nil {
+		err = tmp.Chown(int(initUID), int(initUID))
+	}
+	if err == nil {
+		err = tmp.Chmod(0o500)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	// Atomic: a sandbox starting meanwhile sees the whole copy or none.
+	return dst, os.Rename(tmp.Name(), dst)
 }
 
 // static reports whether the ELF file at path needs no dynamic loader.
@@ -170,6 +221,9 @@ func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sa
 		return fail(err)
 	}
 	req := execd.Request{Argv: cmd.Argv, Env: sandbox.MergeEnv(s.env, cmd.Env), Dir: cwd, UID: s.uid, GID: s.gid}
+	// The server answers at once (a fork); a server that does not is
+	// wedged, and waiting longer would outlast every timeout.
+	c.SetDeadline(time.Now().Add(startTimeout))
 	err = execd.WriteRequest(c, req, outW, errW)
 	// The command holds the write ends now (or never will): the reads end
 	// when its processes are gone.
@@ -195,6 +249,11 @@ func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sa
 			<-done
 		}
 	}
+	if errors.Is(err, execd.ErrTooLarge) {
+		release()
+		fmt.Fprintf(stderr, "trio: cannot run %s: %v\n", cmd.Argv[0], err)
+		return nil, &sandbox.Result{ExitCode: 126}, nil
+	}
 	if err != nil {
 		release()
 		return fail(err)
@@ -214,13 +273,14 @@ func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sa
 		fmt.Fprintf(stderr, "trio: cannot run %s: %s\n", cmd.Argv[0], first.Error)
 		return nil, &sandbox.Result{ExitCode: first.Code}, nil
 	}
+	c.SetDeadline(time.Time{})
 	exit := make(chan exitStatus, 1)
 	go func() {
 		var last execd.Reply
 		if err := dec.Decode(&last); err != nil || !last.Exited {
-			// The server went away mid-command: only the container's end
-			// does that, and the next command gets a new container.
-			exit <- exitStatus{err: errors.New("the container's exec server went away during the command")}
+			// The server went away mid-command: init died (the kernel's
+			// OOM killer picked it), and every process with it.
+			exit <- exitStatus{code: 128 + int(syscall.SIGKILL), initDied: true}
 			return
 		}
 		exit <- exitStatus{code: last.Status}

@@ -13,8 +13,9 @@
 //   - It reaps every orphan (pid 1's duty).
 //
 // Its capabilities are CAP_SETUID and CAP_SETGID, to start commands as
-// the sandbox user, CAP_SYS_RESOURCE where the host has it, to start them
-// with an OOM score of their own (see withOOMScore), and CAP_SETPCAP, which the forking thread
+// the sandbox user, CAP_SYS_RESOURCE where the host has it, to fix their
+// OOM score where the kernel kills them first (see withOOMScore), and
+// CAP_SETPCAP, which the forking thread
 // uses to empty its bounding set and then drops. Commands get none: that
 // thread's bounding, inheritable and ambient sets are empty, so execve
 // leaves the command without any (and no file capabilities apply:
@@ -56,6 +57,9 @@ const (
 // MaxRequest bounds a request's size (argv and environment).
 const MaxRequest = 16 << 20
 
+// ErrTooLarge is WriteRequest's error for a request past MaxRequest.
+var ErrTooLarge = errors.New("command too large")
+
 // Request asks for one command. Its stdout and stderr travel with it as
 // descriptors (SCM_RIGHTS); stdin is /dev/null.
 type Request struct {
@@ -86,7 +90,7 @@ func WriteRequest(c *net.UnixConn, req Request, stdout, stderr int) error {
 		return err
 	}
 	if len(body) > MaxRequest {
-		return fmt.Errorf("command of %d bytes, past %d", len(body), MaxRequest)
+		return fmt.Errorf("%w: %d bytes of arguments and environment, past %d", ErrTooLarge, len(body), MaxRequest)
 	}
 	msg := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
 	msg = append(msg, body...)
@@ -115,6 +119,12 @@ func serve(fifo string) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, "trio-init: "+format+"\n", args...)
 		return 1
+	}
+	// Opened while this process may: a process that is not dumpable
+	// cannot open its own /proc files for writing.
+	var err error
+	if oomScore, err = os.OpenFile("/proc/self/oom_score_adj", os.O_RDWR, 0); err != nil {
+		return fail("oom score: %v", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail("not dumpable: %v", err)
@@ -248,13 +258,8 @@ func narrowCaps() error {
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return err
 	}
-	sysResource = keep&(1<<unix.CAP_SYS_RESOURCE) != 0
 	return nil
 }
-
-// sysResource says whether the forking thread holds CAP_SYS_RESOURCE
-// (the host gives it where the host has it).
-var sysResource bool
 
 func (f *forker) start(j job) started {
 	prog, code, err := lookPath(j.req.Argv[0], j.req.Env, j.req.Dir)
@@ -289,7 +294,7 @@ func (f *forker) start(j job) started {
 		msg := err.Error()
 		// The fork's error does not say whether chdir or exec failed.
 		if st, serr := os.Stat(j.req.Dir); serr != nil {
-			msg = fmt.Sprintf("working directory %s: %v", j.req.Dir, err)
+			msg = fmt.Sprintf("working directory %s: %v", j.req.Dir, serr)
 		} else if !st.IsDir() {
 			msg = fmt.Sprintf("working directory %s: not a directory", j.req.Dir)
 		}
@@ -302,36 +307,38 @@ func (f *forker) start(j job) started {
 	return started{wait: ch}
 }
 
-// withOOMScore runs fork with this process's OOM score adjustment at 0,
-// then puts back what it was. The host lowers the server's to -1000, so
-// that a command exhausting the memory limit is killed and not init; a
-// child inherits both the adjustment and the floor it may lower it to,
-// and a command must get neither. Written with CAP_SYS_RESOURCE, the value
-// is also the new floor: the command starts at 0 and cannot go lower.
-//
-// Without CAP_SYS_RESOURCE the host could not lower the server's score
-// either (both have what the machine's bounding set allows), so the child
-// inherits the default, as a command runc starts does.
+// withOOMScore runs fork with this process's OOM score adjustment at
+// 1000, the most, then puts back what it was: a command inherits it, so
+// when the container runs out of memory the kernel kills a command, never
+// init (which the host also sets to -1000 where it may). With
+// CAP_SYS_RESOURCE the written value is also the floor the child inherits:
+// the command cannot lower its score at all. Without it (some machines'
+// bounding sets lack it; then the host could not lower init's score
+// either) a command may lower its own back to its inherited floor; if that
+// lets the kernel pick init, the host reports the command as killed and
+// the next command gets a new container.
 func withOOMScore(fork func() error) error {
-	if !sysResource {
-		return fork()
-	}
-	const file = "/proc/self/oom_score_adj"
-	was, err := os.ReadFile(file)
-	if err != nil {
+	buf := make([]byte, 16)
+	n, err := oomScore.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("oom score: %w", err)
 	}
-	was = []byte(strings.TrimSpace(string(was)))
-	if err := os.WriteFile(file, []byte("0"), 0); err != nil {
+	was := []byte(strings.TrimSpace(string(buf[:n])))
+	if _, err := oomScore.WriteAt([]byte("1000"), 0); err != nil {
 		return fmt.Errorf("oom score: %w", err)
 	}
 	ferr := fork()
-	if err := os.WriteFile(file, was, 0); err != nil && ferr == nil {
-		// The child runs, but init is no longer protected: say so.
+	if _, err := oomScore.WriteAt(was, 0); err != nil {
+		// Init is no longer protected: the next fork must not run.
 		fmt.Fprintf(os.Stderr, "trio-init: restore oom score %s: %v\n", was, err)
+		os.Exit(1)
 	}
 	return ferr
 }
+
+// oomScore is this process's /proc/self/oom_score_adj, open for reading
+// and writing.
+var oomScore *os.File
 
 // startCode is the shell's status for a command that could not start:
 // 127 when there is no such file, else 126.
