@@ -25,6 +25,10 @@ func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 	if len(r.st.Baseline) > 0 {
 		opts = append(opts, critic.WithBaseline(r.st.Baseline...))
 	}
+	opts = append(opts, critic.WithBaselineSums(r.st.BaselineSums))
+	if p, ok := r.cfg.prompts[RoleReviewer]; ok {
+		opts = append(opts, critic.WithPrompt(critic.AgentReviewer, p))
+	}
 	// A run folder inside the workspace is not the project's.
 	if rel, err := filepath.Rel(r.st.Workspace, absPath(filepath.Dir(r.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 		opts = append(opts, critic.WithAllowed(filepath.ToSlash(rel)+"/**"))
@@ -121,6 +125,14 @@ func (r *run) check(ctx context.Context) error {
 	fp := f.Fingerprint()
 	r.trace(TraceEntry{Kind: "critic_verdict", Role: RoleCritic, Findings: &f, Fingerprint: fp, SuiteVersion: st.SuiteVersion})
 	r.emit(Event{Kind: EventCriticVerdict, Role: RoleCritic, Verdict: string(f.Verdict), Message: verdictLine(f)})
+	if f.Passed() && r.cfg.review.Enabled {
+		if f, err = r.review(ctx, f); err != nil {
+			return err
+		}
+		if !f.Passed() {
+			return r.setPhase(phaseRepair)
+		}
+	}
 	if f.Passed() {
 		st.Phase = phaseDone
 		return r.checkpoint()
@@ -153,6 +165,36 @@ func (r *run) check(ctx context.Context) error {
 	st.RepairRound++
 	st.SegmentStarted = false
 	return r.setPhase(phaseRepair)
+}
+
+// review has the reviewer judge a change whose checks all passed and
+// returns the findings with the review attached. A blocking review turns
+// them into a fail (and starts a review round: the caller moves to the
+// repair phase) while rounds remain, and stops the run when none do.
+func (r *run) review(ctx context.Context, f critic.Findings) (critic.Findings, error) {
+	st := r.st
+	rev, err := r.critic.Review(ctx, *st.Plan)
+	if err != nil {
+		if ctx.Err() != nil {
+			return f, err
+		}
+		return f, stopf(StopModelError, "review: %v", err)
+	}
+	f = f.WithReview(rev, r.cfg.review.BlockAt)
+	st.Findings = &f
+	r.trace(TraceEntry{Kind: "review", Role: RoleReviewer, Findings: &f})
+	r.emit(Event{Kind: EventCriticVerdict, Role: RoleReviewer, Verdict: string(f.Verdict), Message: oneLine(rev.Text(), 300)})
+	if f.Passed() {
+		return f, nil
+	}
+	if st.ReviewRounds >= r.cfg.review.MaxRounds {
+		return f, stopf(StopReviewBlocked, "%s spent and the reviewer still finds: %s",
+			plural(st.ReviewRounds, "review round", "review rounds"), oneLine(rev.Text(), 300))
+	}
+	st.ReviewRounds++
+	st.SegmentStarted = false
+	r.win.SetFailing(failingOutput(f))
+	return f, nil
 }
 
 // alternating reports A, B, A, B at the end of xs with A ≠ B.
@@ -199,6 +241,13 @@ func findingsText(f critic.Findings) string {
 	}
 	for _, s := range f.SuspectTests {
 		fmt.Fprintf(&b, "- suspect test %s: %s\n", s.TestID, s.Reason)
+	}
+	if f.Review != nil {
+		mode := "advisory"
+		if f.Review.Blocking {
+			mode = "blocking"
+		}
+		fmt.Fprintf(&b, "- reviewer (%s): %s\n", mode, indent(f.Review.Text(), "  ")[2:])
 	}
 	for _, c := range f.Checks {
 		mark := "ok"

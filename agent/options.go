@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
@@ -22,6 +23,8 @@ const (
 	RoleWorker       = "worker"
 	RoleCritic       = "critic"
 	RoleSummarizer   = "summarizer"
+	// RoleReviewer reviews a change whose checks passed (WithReview).
+	RoleReviewer = critic.AgentReviewer
 )
 
 // FinishStepName is the tool the Worker calls to end a step.
@@ -113,6 +116,43 @@ type config struct {
 	repairTmpl *template.Template
 	// userTests are the person's acceptance tests (WithTests).
 	userTests *userTests
+	review    ReviewConfig
+}
+
+// ReviewConfig turns on the reviewer: once every deterministic check
+// passes, the Critic's model (role "reviewer", its tokens counted under
+// that role) reads the goal, the plan and the files the run changed, and
+// answers with findings, each with a severity, and a score.
+type ReviewConfig struct {
+	Enabled bool
+	// BlockAt is the lowest severity that sends the Worker back for a
+	// review round; empty makes the review advisory (only the report
+	// shows it).
+	BlockAt critic.Severity
+	// MaxRounds bounds the review rounds (default 1); when they are spent
+	// and the reviewer still blocks, the run stops with review_blocked.
+	// They are counted apart from the repair rounds.
+	MaxRounds int
+}
+
+// WithReview configures the reviewer (default: off). A review never turns
+// a failing check into a pass: it runs only when every check passed.
+func WithReview(rc ReviewConfig) Option {
+	return func(c *config) error {
+		if rc.BlockAt != "" {
+			if _, err := critic.ParseSeverity(string(rc.BlockAt)); err != nil {
+				return fmt.Errorf("agent: WithReview: BlockAt: %w", err)
+			}
+		}
+		if rc.MaxRounds < 0 {
+			return fmt.Errorf("agent: WithReview: MaxRounds %d is negative", rc.MaxRounds)
+		}
+		if rc.MaxRounds == 0 {
+			rc.MaxRounds = 1
+		}
+		c.review = rc
+		return nil
+	}
 }
 
 // WithWorkspace sets the folder the project is built in (created if
@@ -247,7 +287,7 @@ func WithRoleTools(role string, names ...string) Option {
 func WithPrompt(role, text string) Option {
 	return func(c *config) error {
 		switch role {
-		case RolePlanner, RoleWorker, RoleCritic, RoleTestDesigner, "worker_repair":
+		case RolePlanner, RoleWorker, RoleCritic, RoleTestDesigner, RoleReviewer, "worker_repair":
 		default:
 			return fmt.Errorf("agent: WithPrompt: unknown role %q", role)
 		}

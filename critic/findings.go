@@ -58,6 +58,9 @@ type Findings struct {
 	// call (every check passed) or built from the checks after the model's
 	// replies were invalid twice.
 	ModelUsed bool `json:"model_used"`
+	// Review is the reviewer's judgement, made only when every check
+	// passed (see Findings.WithReview).
+	Review *Review `json:"review,omitempty"`
 }
 
 // Failure is one thing that is wrong.
