@@ -26,6 +26,9 @@ func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 		opts = append(opts, critic.WithBaseline(r.st.Baseline...))
 	}
 	opts = append(opts, critic.WithBaselineSums(r.st.BaselineSums))
+	if r.cfg.lint.Enabled {
+		opts = append(opts, critic.WithLint(r.cfg.lint.Blocking))
+	}
 	if p, ok := r.cfg.prompts[RoleReviewer]; ok {
 		opts = append(opts, critic.WithPrompt(critic.AgentReviewer, p))
 	}

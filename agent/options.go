@@ -117,6 +117,35 @@ type config struct {
 	// userTests are the person's acceptance tests (WithTests).
 	userTests *userTests
 	review    ReviewConfig
+	lint      LintConfig
+}
+
+// LintConfig turns on the Critic's lint check: the linters of the
+// languages the workspace uses (go vet, gofmt, py_compile, pyflakes and
+// ruff where installed, node --check; see tools.DetectLinters) run through
+// run_linter under the Critic's policy, and a blocking linter's finding
+// fails the round like a failing test.
+type LintConfig struct {
+	Enabled bool
+	// Blocking names the linters whose findings fail the check; the rest
+	// are advisory (listed in the findings only). Nil keeps the defaults
+	// (go_vet, py_compile, node_check); an empty, non-nil slice makes
+	// every linter advisory.
+	Blocking []string
+}
+
+// WithLint configures the lint check (default: off).
+func WithLint(lc LintConfig) Option {
+	return func(c *config) error {
+		known := tools.LinterNames()
+		for i, n := range lc.Blocking {
+			if !slices.Contains(known, n) {
+				return fmt.Errorf("agent: WithLint: Blocking[%d]: %q is not a known linter (known: %v)", i, n, known)
+			}
+		}
+		c.lint = lc
+		return nil
+	}
 }
 
 // ReviewConfig turns on the reviewer: once every deterministic check
@@ -355,7 +384,8 @@ func WithMetadata(md map[string]string) Option {
 
 // DefaultRoleTools returns the names of the tools a role is offered unless
 // WithRoleTools says otherwise, sorted: planner read_file, list_files,
-// search_files; critic run_tests, run_command, read_file, list_files;
+// search_files; critic run_tests, run_linter, run_command, read_file,
+// list_files;
 // worker every built-in of package tools and finish_step (a run's Worker
 // also gets every tool of the Agent's registry). Another role has none.
 func DefaultRoleTools(role string) []string {
@@ -364,7 +394,7 @@ func DefaultRoleTools(role string) []string {
 	case RolePlanner:
 		names = []string{tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName}
 	case RoleCritic:
-		names = []string{tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
+		names = []string{tools.RunTestsName, tools.RunLinterName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
 	case RoleWorker:
 		names = append(builtinNames(), FinishStepName)
 	}
@@ -375,7 +405,7 @@ func DefaultRoleTools(role string) []string {
 // builtinNames are the tools of tools.Builtins (checked by a test).
 func builtinNames() []string {
 	return []string{tools.ReadFileName, tools.WriteFileName, tools.EditFileName, tools.DeleteFileName,
-		tools.ListFilesName, tools.SearchFilesName, tools.RunCommandName, tools.RunTestsName}
+		tools.ListFilesName, tools.SearchFilesName, tools.RunCommandName, tools.RunTestsName, tools.RunLinterName}
 }
 
 func containsSep(s string) bool {

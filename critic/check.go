@@ -50,12 +50,20 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 		return Findings{}, err
 	}
 	defer c.cleanByProducts(rules, before, plan.TestsFolder())
-	runs := make([]checkRun, 1, 5)
+	runs := make([]checkRun, 1, 6)
 	tests, err := c.checkTests(ctx, plan)
 	if err != nil {
 		return Findings{}, err
 	}
-	runs = append(runs, tests, c.checkFiles(plan))
+	runs = append(runs, tests)
+	lint, ok, err := c.checkLint(ctx, plan)
+	if err != nil {
+		return Findings{}, err
+	}
+	if ok {
+		runs = append(runs, lint)
+	}
+	runs = append(runs, c.checkFiles(plan))
 	cli, err := c.checkCLI(ctx, plan)
 	if err != nil {
 		return Findings{}, err

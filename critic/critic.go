@@ -23,6 +23,7 @@ const (
 const (
 	runTestsTool   = "run_tests"
 	runCommandTool = "run_command"
+	runLinterTool  = "run_linter"
 )
 
 var (
@@ -122,6 +123,10 @@ type Critic struct {
 	maxTokens      int
 	baseline       map[string]bool
 	allowed        []string
+	// lint turns on the lint check; lintBlocking names the blocking
+	// linters (nil: the table's defaults). See WithLint.
+	lint         bool
+	lintBlocking []string
 	// baseSums are the workspace's files before the run (WithBaselineSums).
 	baseSums map[string]string
 

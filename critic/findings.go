@@ -43,7 +43,7 @@ const (
 	KindTampering Kind = "tampering"
 )
 
-var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering}
+var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering, KindLint}
 
 // Findings is what the Critic reports after one round of checks.
 type Findings struct {
