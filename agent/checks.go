@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/planner"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/tools"
 )
@@ -145,13 +146,18 @@ func (r *run) check(ctx context.Context) error {
 	st.Fingerprints = append(st.Fingerprints, fp)
 	st.WorkspaceHashes = append(st.WorkspaceHashes, workspaceHash(st.Workspace))
 	if n := len(prevFP); n > 0 && prevFP[n-1] == fp {
-		return stopf(StopSameFailure, "the same failure (fingerprint %s) twice in a row: %s", fp, verdictLine(f))
+		return r.stuck(ctx, StopSameFailure, fmt.Sprintf("the same failure (fingerprint %s) twice in a row: %s", fp, verdictLine(f)))
 	}
 	if alternating(st.Fingerprints) {
 		return stopf(StopOscillation, "the failures alternate between two fingerprints: %s", strings.Join(st.Fingerprints[len(st.Fingerprints)-4:], ", "))
 	}
 	if alternating(st.WorkspaceHashes) {
 		return stopf(StopOscillation, "the workspace alternates between two states: %s", strings.Join(st.WorkspaceHashes[len(st.WorkspaceHashes)-4:], ", "))
+	}
+	st.FailCounts = append(st.FailCounts, len(f.Failures))
+	if n := len(st.FailCounts); n >= 3 && st.FailCounts[n-3] < st.FailCounts[n-2] && st.FailCounts[n-2] < st.FailCounts[n-1] {
+		return stopf(StopErrorsIncreasing, "the failures grew two rounds running (%d, %d, %d): %s",
+			st.FailCounts[n-3], st.FailCounts[n-2], st.FailCounts[n-1], verdictLine(f))
 	}
 	if f.Verdict == critic.VerdictSuspectTest {
 		if st.TestRepairs >= r.cfg.budgets.MaxRepairRounds {
@@ -163,7 +169,7 @@ func (r *run) check(ctx context.Context) error {
 		return stopf(StopChecksFailed, "%s", verdictLine(f))
 	}
 	if st.RepairRound >= r.cfg.budgets.MaxRepairRounds {
-		return stopf(StopBudgetRepairs, "%s spent; last verdict: %s", plural(st.RepairRound, "repair round", "repair rounds"), verdictLine(f))
+		return r.stuck(ctx, StopBudgetRepairs, fmt.Sprintf("%s spent; last verdict: %s", plural(st.RepairRound, "repair round", "repair rounds"), verdictLine(f)))
 	}
 	st.RepairRound++
 	st.SegmentStarted = false
@@ -198,6 +204,62 @@ func (r *run) review(ctx context.Context, f critic.Findings) (critic.Findings, e
 	st.SegmentStarted = false
 	r.win.SetFailing(failingOutput(f))
 	return f, nil
+}
+
+// stuck ends the run with reason, unless a re-plan is allowed and not
+// yet spent (WithReplan): then the Planner, given the findings and the
+// history summary, appends new steps, and the run builds them and checks
+// again. A re-plan the model cannot give stops with reason too, saying so.
+func (r *run) stuck(ctx context.Context, reason StopReason, detail string) error {
+	st := r.st
+	if !r.cfg.replan || st.Replanned {
+		return stopf(reason, "%s", detail)
+	}
+	revised, err := planner.New(r.model).Revise(ctx, *st.Plan, planner.Revision{
+		Why: string(reason) + ": " + detail, Findings: findingsText(*st.Findings), History: r.historyText(),
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(err, planner.ErrInvalidPlan) {
+			return stopf(reason, "%s; the re-plan failed: %v", detail, err)
+		}
+		return stopf(StopModelError, "re-plan: %v", err)
+	}
+	added := len(revised.Steps) - len(st.Plan.Steps)
+	st.Replanned = true
+	st.Plan = &revised
+	st.SegmentStarted = false
+	if err := r.pinWorker(); err != nil {
+		return err
+	}
+	r.trace(TraceEntry{Kind: "replan", Role: RolePlanner, Plan: &revised, Reason: reason, Detail: detail})
+	r.emit(Event{Kind: EventPlanReady, Role: RolePlanner, Steps: len(revised.Steps),
+		Message: fmt.Sprintf("revised plan after %s: %s added", reason, plural(added, "step", "steps"))})
+	return r.setPhase(phaseBuild)
+}
+
+// historyText is what the Worker did, for a re-plan: the rolling summary
+// when there is one, its repair analyses and its step notes.
+func (r *run) historyText() string {
+	var b strings.Builder
+	if s, ok := r.win.Summary(); ok {
+		fmt.Fprintf(&b, "Summary: %s\n", s.Progress)
+		for _, d := range s.Decisions {
+			fmt.Fprintf(&b, "- decision: %s\n", d)
+		}
+		for _, e := range s.UnresolvedErrors {
+			fmt.Fprintf(&b, "- unresolved: %s\n", e)
+		}
+	}
+	for i, a := range r.st.Analyses {
+		fmt.Fprintf(&b, "Repair analysis %d: %s\n", i+1, oneLine(a, 800))
+	}
+	for _, n := range r.st.StepNotes {
+		fmt.Fprintf(&b, "Step note: %s\n", oneLine(n, 300))
+	}
+	return b.String()
 }
 
 // alternating reports A, B, A, B at the end of xs with A ≠ B.

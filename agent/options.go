@@ -118,6 +118,20 @@ type config struct {
 	userTests *userTests
 	review    ReviewConfig
 	lint      LintConfig
+	replan    bool
+}
+
+// WithReplan allows one re-plan per run (default: none): when the same
+// failure comes back after a repair (same_failure) or the repair budget is
+// spent (budget_repairs), the Planner reads the findings and the history
+// summary and appends the steps to carry out instead, before the run gives
+// up. The revised steps are built and checked like the first ones; if the
+// run is stuck again it stops with the reason it would have had.
+func WithReplan(on bool) Option {
+	return func(c *config) error {
+		c.replan = on
+		return nil
+	}
 }
 
 // LintConfig turns on the Critic's lint check: the linters of the
