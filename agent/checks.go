@@ -290,6 +290,9 @@ func verdictLine(f critic.Findings) string {
 	return s
 }
 
+// maxPassedShown bounds the passed tests findingsText names.
+const maxPassedShown = 20
+
 // findingsText is the Critic's findings as the Worker reads them.
 func findingsText(f critic.Findings) string {
 	var b strings.Builder
@@ -302,10 +305,24 @@ func findingsText(f critic.Findings) string {
 		if x.Location != "" {
 			fmt.Fprintf(&b, " at %s", x.Location)
 		}
+		if x.Seconds > 0 {
+			fmt.Fprintf(&b, " (%.2fs)", x.Seconds)
+		}
 		fmt.Fprintf(&b, "\n   expected: %s\n   actual: %s\n", x.Expected, x.Actual)
 	}
 	for _, s := range f.SuspectTests {
 		fmt.Fprintf(&b, "- suspect test %s: %s\n", s.TestID, s.Reason)
+	}
+	if n := len(f.PassedTests); n > 0 {
+		var names []string
+		for _, p := range f.PassedTests[:min(n, maxPassedShown)] {
+			names = append(names, fmt.Sprintf("%s (%.2fs)", p.Name, p.Seconds))
+		}
+		more := ""
+		if n > maxPassedShown {
+			more = fmt.Sprintf(", … %d more", n-maxPassedShown)
+		}
+		fmt.Fprintf(&b, "- passed (%d): %s%s\n", n, strings.Join(names, ", "), more)
 	}
 	if f.Review != nil {
 		mode := "advisory"

@@ -83,6 +83,12 @@ func TestReviewBlockingSendsWorkerBack(t *testing.T) {
 	if !strings.Contains(prompt, "the reviewer found a problem the tests do not cover") {
 		t.Errorf("repair prompt lacks the review-specific advice (prompts/repair/review.md):\n%s", prompt)
 	}
+	if p := rep.Findings.PassedTests; len(p) != 1 || p[0].Name != "calc/acceptance.TestAdd" {
+		t.Errorf("passed tests %+v, want the acceptance test by name", p)
+	}
+	if md := readFile(t, filepath.Join(e.runs, "run", agent.ReportMD)); !strings.Contains(md, "- passed (1): calc/acceptance.TestAdd (") {
+		t.Errorf("report.md does not list the passed test with its time:\n%s", md)
+	}
 	if rep.Findings == nil || rep.Findings.Review == nil || rep.Findings.Review.Score != 9 {
 		t.Errorf("last findings %+v, want the second review (score 9)", rep.Findings)
 	}
