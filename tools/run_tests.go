@@ -66,7 +66,7 @@ func RunTests(ws *Workspace) Tool {
 // maxCoveredStderr bounds the stderr a run_tests result keeps when the
 // parsed report already covers the run: its tail, for what the parser
 // could not place.
-const maxCoveredStderr = 1 << 10
+const maxCoveredStderr = 512
 
 // stderrFor is the stderr a run_tests result carries: repeated lines
 // folded, and only a short tail when the report parsed the run (it holds

@@ -23,7 +23,7 @@ func TestRunTestsStderrCoveredByReport(t *testing.T) {
 	if res.Tests == nil || res.Tests.Passed != 60 || res.Tests.Failed != 1 {
 		t.Fatalf("report %+v, want 60 passed and 1 failed", res.Tests)
 	}
-	if len(res.Stderr) > 1200 || !strings.Contains(res.Stderr, "bytes of stderr left out: the report above covers them") {
+	if len(res.Stderr) > 700 || !strings.Contains(res.Stderr, "bytes of stderr left out: the report above covers them") {
 		t.Errorf("stderr kept %d bytes, want a short tail with a note:\n%s", len(res.Stderr), res.Stderr)
 	}
 	if !strings.Contains(res.Tests.Failures[0].Message, "1 != 2") {
