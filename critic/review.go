@@ -112,11 +112,12 @@ const CheckReview = "review"
 const KindReview Kind = "review"
 
 // WithReview returns f with the review attached. When f passed and the
-// review has findings at or above blockAt (blockAt empty: advisory), the
+// review has findings at or above blockAt (blockAt empty or unknown:
+// advisory), the
 // verdict becomes fail with one "review" failure per such finding and a
 // failed "review" check; a failing f is never changed into a pass.
 func (f Findings) WithReview(rev Review, blockAt Severity) Findings {
-	if !f.Passed() || blockAt == "" || len(rev.AtOrAbove(blockAt)) == 0 {
+	if !f.Passed() || blockAt.Rank() < 0 || len(rev.AtOrAbove(blockAt)) == 0 {
 		f.Review = &rev
 		return f
 	}
