@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/planner"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/tools"
 )
@@ -24,6 +25,13 @@ func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 	}
 	if len(r.st.Baseline) > 0 {
 		opts = append(opts, critic.WithBaseline(r.st.Baseline...))
+	}
+	opts = append(opts, critic.WithBaselineSums(r.st.BaselineSums))
+	if r.cfg.lint.Enabled {
+		opts = append(opts, critic.WithLint(r.cfg.lint.Blocking))
+	}
+	if p, ok := r.cfg.prompts[RoleReviewer]; ok {
+		opts = append(opts, critic.WithPrompt(critic.AgentReviewer, p))
 	}
 	// A run folder inside the workspace is not the project's.
 	if rel, err := filepath.Rel(r.st.Workspace, absPath(filepath.Dir(r.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
@@ -121,6 +129,14 @@ func (r *run) check(ctx context.Context) error {
 	fp := f.Fingerprint()
 	r.trace(TraceEntry{Kind: "critic_verdict", Role: RoleCritic, Findings: &f, Fingerprint: fp, SuiteVersion: st.SuiteVersion})
 	r.emit(Event{Kind: EventCriticVerdict, Role: RoleCritic, Verdict: string(f.Verdict), Message: verdictLine(f)})
+	if f.Passed() && r.cfg.review.Enabled {
+		if f, err = r.review(ctx, f); err != nil {
+			return err
+		}
+		if !f.Passed() {
+			return r.setPhase(phaseRepair)
+		}
+	}
 	if f.Passed() {
 		st.Phase = phaseDone
 		return r.checkpoint()
@@ -130,13 +146,18 @@ func (r *run) check(ctx context.Context) error {
 	st.Fingerprints = append(st.Fingerprints, fp)
 	st.WorkspaceHashes = append(st.WorkspaceHashes, workspaceHash(st.Workspace))
 	if n := len(prevFP); n > 0 && prevFP[n-1] == fp {
-		return stopf(StopSameFailure, "the same failure (fingerprint %s) twice in a row: %s", fp, verdictLine(f))
+		return r.stuck(ctx, StopSameFailure, fmt.Sprintf("the same failure (fingerprint %s) twice in a row: %s", fp, verdictLine(f)))
 	}
 	if alternating(st.Fingerprints) {
 		return stopf(StopOscillation, "the failures alternate between two fingerprints: %s", strings.Join(st.Fingerprints[len(st.Fingerprints)-4:], ", "))
 	}
 	if alternating(st.WorkspaceHashes) {
 		return stopf(StopOscillation, "the workspace alternates between two states: %s", strings.Join(st.WorkspaceHashes[len(st.WorkspaceHashes)-4:], ", "))
+	}
+	st.FailCounts = append(st.FailCounts, len(f.Failures))
+	if n := len(st.FailCounts); n >= 3 && st.FailCounts[n-3] < st.FailCounts[n-2] && st.FailCounts[n-2] < st.FailCounts[n-1] {
+		return stopf(StopErrorsIncreasing, "the failures grew two rounds running (%d, %d, %d): %s",
+			st.FailCounts[n-3], st.FailCounts[n-2], st.FailCounts[n-1], verdictLine(f))
 	}
 	if f.Verdict == critic.VerdictSuspectTest {
 		if st.TestRepairs >= r.cfg.budgets.MaxRepairRounds {
@@ -148,11 +169,97 @@ func (r *run) check(ctx context.Context) error {
 		return stopf(StopChecksFailed, "%s", verdictLine(f))
 	}
 	if st.RepairRound >= r.cfg.budgets.MaxRepairRounds {
-		return stopf(StopBudgetRepairs, "%s spent; last verdict: %s", plural(st.RepairRound, "repair round", "repair rounds"), verdictLine(f))
+		return r.stuck(ctx, StopBudgetRepairs, fmt.Sprintf("%s spent; last verdict: %s", plural(st.RepairRound, "repair round", "repair rounds"), verdictLine(f)))
 	}
 	st.RepairRound++
 	st.SegmentStarted = false
 	return r.setPhase(phaseRepair)
+}
+
+// review has the reviewer judge a change whose checks all passed and
+// returns the findings with the review attached. A blocking review turns
+// them into a fail (and starts a review round: the caller moves to the
+// repair phase) while rounds remain, and stops the run when none do.
+func (r *run) review(ctx context.Context, f critic.Findings) (critic.Findings, error) {
+	st := r.st
+	rev, err := r.critic.Review(ctx, *st.Plan)
+	if err != nil {
+		if ctx.Err() != nil {
+			return f, err
+		}
+		return f, stopf(StopModelError, "review: %v", err)
+	}
+	f = f.WithReview(rev, r.cfg.review.BlockAt)
+	st.Findings = &f
+	r.trace(TraceEntry{Kind: "review", Role: RoleReviewer, Findings: &f})
+	r.emit(Event{Kind: EventCriticVerdict, Role: RoleReviewer, Verdict: string(f.Verdict), Message: oneLine(rev.Text(), 300)})
+	if f.Passed() {
+		return f, nil
+	}
+	if st.ReviewRounds >= r.cfg.review.MaxRounds {
+		return f, stopf(StopReviewBlocked, "%s spent and the reviewer still finds: %s",
+			plural(st.ReviewRounds, "review round", "review rounds"), oneLine(rev.Text(), 300))
+	}
+	st.ReviewRounds++
+	st.SegmentStarted = false
+	r.win.SetFailing(failingOutput(f))
+	return f, nil
+}
+
+// stuck ends the run with reason, unless a re-plan is allowed and not
+// yet spent (WithReplan): then the Planner, given the findings and the
+// history summary, appends new steps, and the run builds them and checks
+// again. A re-plan the model cannot give stops with reason too, saying so.
+func (r *run) stuck(ctx context.Context, reason StopReason, detail string) error {
+	st := r.st
+	if !r.cfg.replan || st.Replanned {
+		return stopf(reason, "%s", detail)
+	}
+	revised, err := planner.New(r.model).Revise(ctx, *st.Plan, planner.Revision{
+		Why: string(reason) + ": " + detail, Findings: findingsText(*st.Findings), History: r.historyText(),
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(err, planner.ErrInvalidPlan) {
+			return stopf(reason, "%s; the re-plan failed: %v", detail, err)
+		}
+		return stopf(StopModelError, "re-plan: %v", err)
+	}
+	added := len(revised.Steps) - len(st.Plan.Steps)
+	st.Replanned = true
+	st.Plan = &revised
+	st.SegmentStarted = false
+	if err := r.pinWorker(); err != nil {
+		return err
+	}
+	r.trace(TraceEntry{Kind: "replan", Role: RolePlanner, Plan: &revised, Reason: reason, Detail: detail})
+	r.emit(Event{Kind: EventPlanReady, Role: RolePlanner, Steps: len(revised.Steps),
+		Message: fmt.Sprintf("revised plan after %s: %s added", reason, plural(added, "step", "steps"))})
+	return r.setPhase(phaseBuild)
+}
+
+// historyText is what the Worker did, for a re-plan: the rolling summary
+// when there is one, its repair analyses and its step notes.
+func (r *run) historyText() string {
+	var b strings.Builder
+	if s, ok := r.win.Summary(); ok {
+		fmt.Fprintf(&b, "Summary: %s\n", s.Progress)
+		for _, d := range s.Decisions {
+			fmt.Fprintf(&b, "- decision: %s\n", d)
+		}
+		for _, e := range s.UnresolvedErrors {
+			fmt.Fprintf(&b, "- unresolved: %s\n", e)
+		}
+	}
+	for i, a := range r.st.Analyses {
+		fmt.Fprintf(&b, "Repair analysis %d: %s\n", i+1, oneLine(a, 800))
+	}
+	for _, n := range r.st.StepNotes {
+		fmt.Fprintf(&b, "Step note: %s\n", oneLine(n, 300))
+	}
+	return b.String()
 }
 
 // alternating reports A, B, A, B at the end of xs with A ≠ B.
@@ -183,6 +290,9 @@ func verdictLine(f critic.Findings) string {
 	return s
 }
 
+// maxPassedShown bounds the passed tests findingsText names.
+const maxPassedShown = 20
+
 // findingsText is the Critic's findings as the Worker reads them.
 func findingsText(f critic.Findings) string {
 	var b strings.Builder
@@ -195,10 +305,31 @@ func findingsText(f critic.Findings) string {
 		if x.Location != "" {
 			fmt.Fprintf(&b, " at %s", x.Location)
 		}
+		if x.Seconds > 0 {
+			fmt.Fprintf(&b, " (%.2fs)", x.Seconds)
+		}
 		fmt.Fprintf(&b, "\n   expected: %s\n   actual: %s\n", x.Expected, x.Actual)
 	}
 	for _, s := range f.SuspectTests {
 		fmt.Fprintf(&b, "- suspect test %s: %s\n", s.TestID, s.Reason)
+	}
+	if n := len(f.PassedTests); n > 0 {
+		var names []string
+		for _, p := range f.PassedTests[:min(n, maxPassedShown)] {
+			names = append(names, fmt.Sprintf("%s (%.2fs)", p.Name, p.Seconds))
+		}
+		more := ""
+		if n > maxPassedShown {
+			more = fmt.Sprintf(", … %d more", n-maxPassedShown)
+		}
+		fmt.Fprintf(&b, "- passed (%d): %s%s\n", n, strings.Join(names, ", "), more)
+	}
+	if f.Review != nil {
+		mode := "advisory"
+		if f.Review.Blocking {
+			mode = "blocking"
+		}
+		fmt.Fprintf(&b, "- reviewer (%s): %s\n", mode, indent(f.Review.Text(), "  ")[2:])
 	}
 	for _, c := range f.Checks {
 		mark := "ok"

@@ -8,9 +8,10 @@
 //
 //	goal ─ Planner ─> Plan ─ Critic.DesignTests ─> acceptance tests (read-only to the Worker)
 //	     ─ for each step: Worker turns (model ─tool calls─> gate ─> tool) until finish_step
-//	     ─ Critic.Check ─> pass → report
+//	     ─ Critic.Check ─> pass → (WithReview) Critic.Review → report, or a review round
 //	                     ─> fail → repair (analysis first) → Critic.Check again (all checks)
 //	                     ─> suspect_test → test repair (a new suite version) → Critic.Check
+//	     ─ stuck (same_failure, budget_repairs) → (WithReplan) Planner.Revise once → build the new steps
 //
 // The run folder (runs/<run-id>/ under the current directory unless
 // WithRunsDir says otherwise) holds:
@@ -52,8 +53,9 @@
 //
 // Budgets (WithBudgets) bound the Worker's turns per step and in all, the
 // repair rounds, the tokens of every role and the wall time; loop guards stop
-// a run that repeats a failure, repeats a call or alternates between two
-// states. Every stop has a StopReason in the Report.
+// a run that repeats a failure, repeats a call, alternates between two
+// states or whose failures grow two rounds running (errors_increasing).
+// Every stop has a StopReason in the Report.
 //
 // Package agent owns orchestration, run state, budgets, events, checkpoints,
 // resume and reports. It must not parse policy files, speak HTTP or run

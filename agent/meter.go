@@ -73,7 +73,7 @@ func (m *Metrics) costOf() *Cost {
 }
 
 // WithPrices sets the price of each role's model (keys: planner, worker,
-// critic, summarizer, test_designer), so that reports give money per
+// critic, summarizer, test_designer, reviewer), so that reports give money per
 // role. A role without a price reports tokens only. Default: none.
 func WithPrices(prices map[string]llm.Price) Option {
 	return func(c *config) error {

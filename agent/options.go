@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
@@ -22,6 +23,8 @@ const (
 	RoleWorker       = "worker"
 	RoleCritic       = "critic"
 	RoleSummarizer   = "summarizer"
+	// RoleReviewer reviews a change whose checks passed (WithReview).
+	RoleReviewer = critic.AgentReviewer
 )
 
 // FinishStepName is the tool the Worker calls to end a step.
@@ -113,6 +116,86 @@ type config struct {
 	repairTmpl *template.Template
 	// userTests are the person's acceptance tests (WithTests).
 	userTests *userTests
+	review    ReviewConfig
+	lint      LintConfig
+	replan    bool
+}
+
+// WithReplan allows one re-plan per run (default: none): when the same
+// failure comes back after a repair (same_failure) or the repair budget is
+// spent (budget_repairs), the Planner reads the findings and the history
+// summary and appends the steps to carry out instead, before the run gives
+// up. The revised steps are built and checked like the first ones; if the
+// run is stuck again it stops with the reason it would have had.
+func WithReplan(on bool) Option {
+	return func(c *config) error {
+		c.replan = on
+		return nil
+	}
+}
+
+// LintConfig turns on the Critic's lint check: the linters of the
+// languages the workspace uses (go vet, gofmt, py_compile, pyflakes and
+// ruff where installed, node --check; see tools.DetectLinters) run through
+// run_linter under the Critic's policy, and a blocking linter's finding
+// fails the round like a failing test.
+type LintConfig struct {
+	Enabled bool
+	// Blocking names the linters whose findings fail the check; the rest
+	// are advisory (listed in the findings only). Nil keeps the defaults
+	// (go_vet, py_compile, node_check); an empty, non-nil slice makes
+	// every linter advisory.
+	Blocking []string
+}
+
+// WithLint configures the lint check (default: off).
+func WithLint(lc LintConfig) Option {
+	return func(c *config) error {
+		known := tools.LinterNames()
+		for i, n := range lc.Blocking {
+			if !slices.Contains(known, n) {
+				return fmt.Errorf("agent: WithLint: Blocking[%d]: %q is not a known linter (known: %v)", i, n, known)
+			}
+		}
+		c.lint = lc
+		return nil
+	}
+}
+
+// ReviewConfig turns on the reviewer: once every deterministic check
+// passes, the Critic's model (role "reviewer", its tokens counted under
+// that role) reads the goal, the plan and the files the run changed, and
+// answers with findings, each with a severity, and a score.
+type ReviewConfig struct {
+	Enabled bool
+	// BlockAt is the lowest severity that sends the Worker back for a
+	// review round; empty makes the review advisory (only the report
+	// shows it).
+	BlockAt critic.Severity
+	// MaxRounds bounds the review rounds (default 1); when they are spent
+	// and the reviewer still blocks, the run stops with review_blocked.
+	// They are counted apart from the repair rounds.
+	MaxRounds int
+}
+
+// WithReview configures the reviewer (default: off). A review never turns
+// a failing check into a pass: it runs only when every check passed.
+func WithReview(rc ReviewConfig) Option {
+	return func(c *config) error {
+		if rc.BlockAt != "" {
+			if _, err := critic.ParseSeverity(string(rc.BlockAt)); err != nil {
+				return fmt.Errorf("agent: WithReview: BlockAt: %w", err)
+			}
+		}
+		if rc.MaxRounds < 0 {
+			return fmt.Errorf("agent: WithReview: MaxRounds %d is negative", rc.MaxRounds)
+		}
+		if rc.MaxRounds == 0 {
+			rc.MaxRounds = 1
+		}
+		c.review = rc
+		return nil
+	}
 }
 
 // WithWorkspace sets the folder the project is built in (created if
@@ -247,7 +330,7 @@ func WithRoleTools(role string, names ...string) Option {
 func WithPrompt(role, text string) Option {
 	return func(c *config) error {
 		switch role {
-		case RolePlanner, RoleWorker, RoleCritic, RoleTestDesigner, "worker_repair":
+		case RolePlanner, RoleWorker, RoleCritic, RoleTestDesigner, RoleReviewer, "worker_repair":
 		default:
 			return fmt.Errorf("agent: WithPrompt: unknown role %q", role)
 		}
@@ -315,7 +398,8 @@ func WithMetadata(md map[string]string) Option {
 
 // DefaultRoleTools returns the names of the tools a role is offered unless
 // WithRoleTools says otherwise, sorted: planner read_file, list_files,
-// search_files; critic run_tests, run_command, read_file, list_files;
+// search_files; critic run_tests, run_linter, run_command, read_file,
+// list_files;
 // worker every built-in of package tools and finish_step (a run's Worker
 // also gets every tool of the Agent's registry). Another role has none.
 func DefaultRoleTools(role string) []string {
@@ -324,7 +408,7 @@ func DefaultRoleTools(role string) []string {
 	case RolePlanner:
 		names = []string{tools.ReadFileName, tools.ListFilesName, tools.SearchFilesName}
 	case RoleCritic:
-		names = []string{tools.RunTestsName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
+		names = []string{tools.RunTestsName, tools.RunLinterName, tools.RunCommandName, tools.ReadFileName, tools.ListFilesName}
 	case RoleWorker:
 		names = append(builtinNames(), FinishStepName)
 	}
@@ -335,7 +419,7 @@ func DefaultRoleTools(role string) []string {
 // builtinNames are the tools of tools.Builtins (checked by a test).
 func builtinNames() []string {
 	return []string{tools.ReadFileName, tools.WriteFileName, tools.EditFileName, tools.DeleteFileName,
-		tools.ListFilesName, tools.SearchFilesName, tools.RunCommandName, tools.RunTestsName}
+		tools.ListFilesName, tools.SearchFilesName, tools.RunCommandName, tools.RunTestsName, tools.RunLinterName}
 }
 
 func containsSep(s string) bool {

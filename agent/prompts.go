@@ -1,10 +1,12 @@
 package agent
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/trioagent/trio/critic"
 )
 
 var (
@@ -21,6 +23,26 @@ var (
 	//go:embed prompts/nudge.md
 	nudge string
 )
+
+// repairAdvice holds a repair paragraph per failure kind
+// (prompts/repair/<kind>.md), added to the repair prompt for the kind of
+// the most fundamental failure.
+//
+//go:embed prompts/repair/*.md
+var repairAdvice embed.FS
+
+// adviceFor returns the repair paragraph for the first failure's kind, or
+// "" when no file speaks to it.
+func adviceFor(f critic.Findings) string {
+	if len(f.Failures) == 0 {
+		return ""
+	}
+	b, err := repairAdvice.ReadFile("prompts/repair/" + string(f.Failures[0].Kind) + ".md")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
 
 var funcs = template.FuncMap{"join": strings.Join}
 

@@ -67,10 +67,12 @@ type Metrics struct {
 	FirstPass    bool `json:"first_pass"`
 	RepairRounds int  `json:"repair_rounds"`
 	TestRepairs  int  `json:"test_repairs"`
-	Checks       int  `json:"checks"`
-	Steps        int  `json:"steps"`
-	StepsDone    int  `json:"steps_done"`
-	WorkerTurns  int  `json:"worker_turns"`
+	// ReviewRounds are the extra rounds a blocking reviewer asked for.
+	ReviewRounds int `json:"review_rounds"`
+	Checks       int `json:"checks"`
+	Steps        int `json:"steps"`
+	StepsDone    int `json:"steps_done"`
+	WorkerTurns  int `json:"worker_turns"`
 
 	ModelCalls       int                  `json:"model_calls"`
 	PromptTokens     int                  `json:"prompt_tokens"`
@@ -197,6 +199,7 @@ func (r *Report) Markdown() string {
 	row("first pass (green before any repair)", m.FirstPass)
 	row("repair rounds", m.RepairRounds)
 	row("test repairs (suite versions after the first)", m.TestRepairs)
+	row("review rounds", m.ReviewRounds)
 	row("critic checks", m.Checks)
 	row("steps done", fmt.Sprintf("%d / %d", m.StepsDone, m.Steps))
 	row("worker turns", m.WorkerTurns)

@@ -498,6 +498,9 @@ func (r *run) plan(ctx context.Context) error {
 		return fmt.Errorf("agent: list workspace: %w", err)
 	}
 	r.st.Baseline = files
+	if r.st.BaselineSums, err = critic.FileSums(r.ws.Root.FS(), 2000); err != nil {
+		return fmt.Errorf("agent: hash workspace: %w", err)
+	}
 	listing := strings.Join(files, "\n")
 	if err := r.loadInstructions(); err != nil {
 		return err
@@ -583,6 +586,9 @@ func (r *run) repair(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if advice := adviceFor(*r.st.Findings); advice != "" {
+			text += "\n\n" + advice
+		}
 		r.startSegment(text)
 		r.st.AnalysisPending = true
 		r.st.AnalysisReminded = false
@@ -644,6 +650,7 @@ func (r *run) report() *Report {
 	m.FirstPass = st.FirstPass != nil && *st.FirstPass
 	m.RepairRounds = st.RepairRound
 	m.TestRepairs = st.TestRepairs
+	m.ReviewRounds = st.ReviewRounds
 	m.Checks = st.Checks
 	if st.Plan != nil {
 		m.Steps = len(st.Plan.Steps)

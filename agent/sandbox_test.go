@@ -316,7 +316,7 @@ func TestDefaultRoleTools(t *testing.T) {
 	}{
 		{agent.RoleWorker, builtins},
 		{agent.RolePlanner, []string{"list_files", "read_file", "search_files"}},
-		{agent.RoleCritic, []string{"list_files", "read_file", "run_command", "run_tests"}},
+		{agent.RoleCritic, []string{"list_files", "read_file", "run_command", "run_linter", "run_tests"}},
 		{agent.RoleSummarizer, nil},
 	}
 	for _, tt := range tests {

@@ -76,7 +76,10 @@ type state struct {
 	Instructions *Instructions `json:"instructions,omitempty"`
 
 	// Baseline are the workspace's files before the run; never stray.
-	Baseline     []string          `json:"baseline,omitempty"`
+	Baseline []string `json:"baseline,omitempty"`
+	// BaselineSums are the SHA-256 of those files, so that the reviewer
+	// reads only what the run changed.
+	BaselineSums map[string]string `json:"baseline_sums,omitempty"`
 	Plan         *planner.Plan     `json:"plan,omitempty"`
 	Suite        *critic.TestSuite `json:"suite,omitempty"`
 	SuiteVersion int               `json:"suite_version"`
@@ -114,6 +117,14 @@ type state struct {
 
 	RepairRound int `json:"repair_round"`
 	TestRepairs int `json:"test_repairs"`
+	// ReviewRounds counts the extra rounds a blocking review asked for.
+	ReviewRounds int `json:"review_rounds,omitempty"`
+	// Replanned is set once the Planner revised the plan after a stuck
+	// repair (one re-plan per run).
+	Replanned bool `json:"replanned,omitempty"`
+	// FailCounts are the number of failures of each failing check, for
+	// the errors_increasing stop.
+	FailCounts []int `json:"fail_counts,omitempty"`
 	// AnalysisPending is set while the first reply of a repair round must
 	// still state its analysis; AnalysisReminded once the reminder was sent.
 	AnalysisPending  bool     `json:"analysis_pending,omitempty"`

@@ -19,6 +19,11 @@ const (
 	StopInterrupted   StopReason = "interrupted"
 	StopModelError    StopReason = "model_error"
 	StopSandboxError  StopReason = "sandbox_error"
+	// StopReviewBlocked: the checks pass but a blocking reviewer still
+	// finds problems after its extra rounds (see WithReview).
+	StopReviewBlocked StopReason = "review_blocked"
+	// StopErrorsIncreasing: the number of failures grew two rounds running.
+	StopErrorsIncreasing StopReason = "errors_increasing"
 )
 
 var stopExplanations = map[StopReason]string{
@@ -36,6 +41,9 @@ var stopExplanations = map[StopReason]string{
 	StopInterrupted:   "the run was interrupted; the checkpoint is written and the run can be resumed",
 	StopModelError:    "a model call failed; the detail says why",
 	StopSandboxError:  "the sandbox, a tool's infrastructure or the run folder failed",
+
+	StopReviewBlocked:    "every check passes, but the reviewer still finds a blocking problem after its extra rounds",
+	StopErrorsIncreasing: "the number of failures grew two repair rounds running",
 }
 
 // Explain is a one-line human explanation of the reason.
@@ -64,5 +72,6 @@ func (r StopReason) Resumable() bool {
 func StopReasons() []StopReason {
 	return []StopReason{StopCompleted, StopChecksFailed, StopSameFailure, StopRepeatedCall,
 		StopOscillation, StopBudgetSteps, StopBudgetRepairs, StopBudgetTokens, StopBudgetTime,
-		StopContextBudget, StopPlanInvalid, StopInterrupted, StopModelError, StopSandboxError}
+		StopContextBudget, StopPlanInvalid, StopInterrupted, StopModelError, StopSandboxError,
+		StopReviewBlocked, StopErrorsIncreasing}
 }

@@ -28,6 +28,8 @@ type checkRun struct {
 	result   CheckResult
 	raw      string    // raw output for the model
 	failures []Failure // findings built from this check alone
+	// rep is the tests check's parsed report, for the findings' records.
+	rep *testreport.Report
 }
 
 // Check runs the deterministic checks (see the package doc) and, when one
@@ -50,12 +52,20 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 		return Findings{}, err
 	}
 	defer c.cleanByProducts(rules, before, plan.TestsFolder())
-	runs := make([]checkRun, 1, 5)
+	runs := make([]checkRun, 1, 6)
 	tests, err := c.checkTests(ctx, plan)
 	if err != nil {
 		return Findings{}, err
 	}
-	runs = append(runs, tests, c.checkFiles(plan))
+	runs = append(runs, tests)
+	lint, ok, err := c.checkLint(ctx, plan)
+	if err != nil {
+		return Findings{}, err
+	}
+	if ok {
+		runs = append(runs, lint)
+	}
+	runs = append(runs, c.checkFiles(plan))
 	cli, err := c.checkCLI(ctx, plan)
 	if err != nil {
 		return Findings{}, err
@@ -84,9 +94,36 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 	if !failed {
 		f.Verdict = VerdictPass
 		f.Summary = "every check passed"
-		return f, nil
+		return f.withRecords(tests.rep), nil
 	}
-	return c.judge(ctx, plan, runs)
+	f, err = c.judge(ctx, plan, runs)
+	return f.withRecords(tests.rep), err
+}
+
+// maxPassedRecords bounds Findings.PassedTests.
+const maxPassedRecords = 500
+
+// withRecords adds the test run's records to f: the passed tests' names
+// with their times, and each failure's time where the runner gave one.
+func (f Findings) withRecords(rep *testreport.Report) Findings {
+	if rep == nil {
+		return f
+	}
+	for _, n := range rep.PassedTests {
+		if len(f.PassedTests) == maxPassedRecords {
+			break
+		}
+		f.PassedTests = append(f.PassedTests, PassedTest{Name: n, Seconds: rep.Durations[n]})
+	}
+	for i := range f.Failures {
+		for _, x := range rep.Failures {
+			if x.Seconds > 0 && (x.Name == f.Failures[i].TestID || strings.HasSuffix(x.Name, "."+f.Failures[i].TestID)) {
+				f.Failures[i].Seconds = x.Seconds
+				break
+			}
+		}
+	}
+	return f
 }
 
 func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, error) {
@@ -104,6 +141,7 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 		return run, nil
 	}
 	rep := parseReport(res)
+	run.rep = &rep
 	designed := c.Suite().Tests
 	missing := c.notPassed(designed, rep.PassedTests)
 	run.result.OK = res.OK && res.ExitCode == 0 && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0 && len(missing) == 0

@@ -23,6 +23,7 @@ const (
 const (
 	runTestsTool   = "run_tests"
 	runCommandTool = "run_command"
+	runLinterTool  = "run_linter"
 )
 
 var (
@@ -30,6 +31,8 @@ var (
 	promptCritic string
 	//go:embed prompt_test_designer.md
 	promptTestDesigner string
+	//go:embed prompt_reviewer.md
+	promptReviewer string
 )
 
 // Observer sees every model call the Critic makes, with its reply or error,
@@ -40,8 +43,8 @@ type Observer func(req llm.Request, resp llm.Response, err error)
 type Option func(*Critic)
 
 // WithPrompt replaces the embedded system prompt of a role: AgentCritic
-// ("critic") or AgentTestDesigner ("test_designer"). Other roles are
-// ignored.
+// ("critic"), AgentTestDesigner ("test_designer") or AgentReviewer
+// ("reviewer"). Other roles are ignored.
 func WithPrompt(role, text string) Option {
 	return func(c *Critic) {
 		switch role {
@@ -49,6 +52,8 @@ func WithPrompt(role, text string) Option {
 			c.promptCritic = text
 		case AgentTestDesigner:
 			c.promptDesigner = text
+		case AgentReviewer:
+			c.promptReviewer = text
 		}
 	}
 }
@@ -113,13 +118,21 @@ type Critic struct {
 	ws             *tools.Workspace
 	promptCritic   string
 	promptDesigner string
+	promptReviewer string
 	observer       Observer
 	maxTokens      int
 	baseline       map[string]bool
 	allowed        []string
+	// lint turns on the lint check; lintBlocking names the blocking
+	// linters (nil: the table's defaults). See WithLint.
+	lint         bool
+	lintBlocking []string
+	// baseSums are the workspace's files before the run (WithBaselineSums).
+	baseSums map[string]string
 
 	findingsSchema *llm.OutputSchema
 	suiteSchema    *llm.OutputSchema
+	reviewSchema   *llm.OutputSchema
 
 	mu    sync.Mutex
 	suite TestSuite
@@ -147,9 +160,11 @@ func New(model llm.Model, gate *tools.Gate, view tools.View, ws *tools.Workspace
 		ws:             ws,
 		promptCritic:   promptCritic,
 		promptDesigner: promptTestDesigner,
+		promptReviewer: promptReviewer,
 		baseline:       make(map[string]bool),
 		findingsSchema: llm.SchemaOf[findingsReply]("findings", "The verdict on one round of checks, with each failure."),
 		suiteSchema:    llm.SchemaOf[suiteReply]("acceptance_tests", "Acceptance test files written from the goal and the plan."),
+		reviewSchema:   llm.SchemaOf[reviewReply]("review", "A review of a change whose checks passed: findings with severities and a score."),
 	}
 	for _, o := range opts {
 		o(c)

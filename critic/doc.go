@@ -74,11 +74,26 @@
 // tests folder, are removed afterwards so they never count against the
 // Worker.
 //
+// With WithLint, a "lint" check runs after "tests": each linter of the
+// languages the workspace uses (tools.DetectLinters, from the embedded
+// tools/linters.yaml) through the gate's run_linter, the tests folder left
+// out; a blocking linter's finding is a "lint" failure at file:line, the
+// others are listed as advisory.
+//
 // When every check passes the verdict is pass without a model call.
 // Otherwise the model (role "critic") turns the raw results into Findings.
 // It cannot overrule a failed check: a "pass" while checks failed becomes
 // "fail", and the Summary says so. If its reply is invalid twice, the
 // findings are built from the checks alone, so a failure is never lost.
+//
+// # Reviewer
+//
+// Review (role "reviewer") is for a change whose checks all passed: the
+// model reads the goal, the plan and the changed files (Changes, against
+// the sums given with WithBaselineSums) and answers with findings, each
+// with a severity, and a score. Findings.WithReview attaches it; findings
+// at or above a threshold turn a pass into a fail with a "review" check,
+// and a failing round is never turned into a pass.
 //
 // This package must not call the Planner or the Worker, decide policy, or
 // write anywhere but the tests folder (apart from removing the caches its

@@ -43,7 +43,7 @@ const (
 	KindTampering Kind = "tampering"
 )
 
-var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering}
+var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering, KindLint}
 
 // Findings is what the Critic reports after one round of checks.
 type Findings struct {
@@ -58,6 +58,12 @@ type Findings struct {
 	// call (every check passed) or built from the checks after the model's
 	// replies were invalid twice.
 	ModelUsed bool `json:"model_used"`
+	// PassedTests are the tests the runner reported passed, by name, with
+	// their times where the runner gave them (go test -json).
+	PassedTests []PassedTest `json:"passed_tests,omitempty"`
+	// Review is the reviewer's judgement, made only when every check
+	// passed (see Findings.WithReview).
+	Review *Review `json:"review,omitempty"`
 }
 
 // Failure is one thing that is wrong.
@@ -72,6 +78,14 @@ type Failure struct {
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
 	Kind     Kind   `json:"kind"`
+	// Seconds is how long the failing test ran, where the runner said.
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// PassedTest is one test that passed, with its time (0 when unknown).
+type PassedTest struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // SuspectTest is a test the Critic believes is wrong.

@@ -28,7 +28,7 @@ type failureReply struct {
 	Location string `json:"location" jsonschema_description:"file:line where the failure shows, or empty."`
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
-	Kind     string `json:"kind" jsonschema:"enum=syntax,enum=runtime,enum=assertion,enum=timeout,enum=resource,enum=missing_file,enum=stray_file,enum=cli,enum=not_run,enum=tampering"`
+	Kind     string `json:"kind" jsonschema:"enum=syntax,enum=runtime,enum=assertion,enum=timeout,enum=resource,enum=missing_file,enum=stray_file,enum=cli,enum=not_run,enum=tampering,enum=lint"`
 }
 
 type suspectReply struct {
@@ -189,6 +189,10 @@ func coveredBy(f Findings, check string) bool {
 			}
 		case CheckSuite:
 			if x.Kind == KindTampering {
+				return true
+			}
+		case CheckLint:
+			if x.Kind == KindLint {
 				return true
 			}
 		}

@@ -18,8 +18,8 @@ func description(name string) string {
 }
 
 // Builtins returns the built-in tools working in ws: read_file, write_file,
-// edit_file, delete_file, list_files, search_files, run_command and
-// run_tests.
+// edit_file, delete_file, list_files, search_files, run_command,
+// run_tests and run_linter.
 func Builtins(ws *Workspace) []Tool {
 	return []Tool{
 		ReadFile(ws),
@@ -30,5 +30,6 @@ func Builtins(ws *Workspace) []Tool {
 		SearchFiles(ws),
 		RunCommand(ws),
 		RunTests(ws),
+		RunLinter(ws),
 	}
 }

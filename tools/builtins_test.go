@@ -85,7 +85,7 @@ func TestBuiltinsDescribed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{tools.DeleteFileName, tools.EditFileName, tools.ListFilesName, tools.ReadFileName, tools.RunCommandName,
-		tools.RunTestsName, tools.SearchFilesName, tools.WriteFileName}
+		tools.RunLinterName, tools.RunTestsName, tools.SearchFilesName, tools.WriteFileName}
 	if got := reg.Names(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Names = %v, want %v", got, want)
 	}

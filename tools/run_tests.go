@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/tools/testreport"
@@ -62,6 +63,30 @@ func RunTests(ws *Workspace) Tool {
 	}, ws.runTests)
 }
 
+// maxCoveredStderr bounds the stderr a run_tests result keeps when the
+// parsed report already covers the run: its tail, for what the parser
+// could not place.
+const maxCoveredStderr = 512
+
+// stderrFor is the stderr a run_tests result carries: repeated lines
+// folded, and only a short tail when the report parsed the run (it holds
+// the failures, their messages and the counts), since the model would
+// otherwise read the same failures twice.
+func stderrFor(rep testreport.Report, stderr string) string {
+	stderr = testreport.FoldRepeats(stderr)
+	if rep.Total() == 0 || len(stderr) <= maxCoveredStderr {
+		return stderr
+	}
+	cut := len(stderr) - maxCoveredStderr
+	if i := strings.IndexByte(stderr[cut:], '\n'); i >= 0 && i < maxCoveredStderr/2 {
+		cut += i + 1
+	}
+	for cut < len(stderr) && !utf8.RuneStart(stderr[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("(%d bytes of stderr left out: the report above covers them)\n%s", cut, stderr[cut:])
+}
+
 func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, error) {
 	if rel, changed := p.links.changed(); changed {
 		return fsResult(rel, errChanged), nil
@@ -81,7 +106,7 @@ func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, er
 	// The model reads the counts and failures; the passed names are for
 	// programs (Result.Tests) and would only crowd its context.
 	brief := rep
-	brief.PassedTests = nil
+	brief.PassedTests, brief.Durations = nil, nil
 	b, err := json.Marshal(brief)
 	if err != nil {
 		return Result{}, fmt.Errorf("encode test report: %w", err)
@@ -90,12 +115,12 @@ func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, er
 		OK:        rep.OK() && sr.ExitCode == 0 && !sr.TimedOut && !sr.OOMKilled,
 		ExitCode:  sr.ExitCode,
 		Duration:  sr.Duration,
-		Stderr:    sr.Stderr,
+		Stderr:    stderrFor(rep, sr.Stderr),
 		Truncated: sr.Truncated(),
 		Tests:     &rep,
 	}
 	if !p.addedJSON && !strings.Contains(sr.Stdout, `"Action":"`) {
-		res.Stdout = sr.Stdout // plain output reads well; JSON events do not
+		res.Stdout = testreport.FoldRepeats(sr.Stdout) // plain output reads well; JSON events do not
 	}
 	res.Output = fmt.Sprintf("%s\n$ %s\n%s; %s", rep.Summary(), p.cmd.Line,
 		describeExit(sr, ws.timeout(0)), b)

@@ -364,10 +364,10 @@ func TestToolsJSON(t *testing.T) {
 		role string
 		want []string
 	}{
-		{"", []string{"delete_file", "edit_file", "finish_step", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
-		{"worker", []string{"delete_file", "edit_file", "finish_step", "list_files", "read_file", "run_command", "run_tests", "search_files", "write_file"}},
+		{"", []string{"delete_file", "edit_file", "finish_step", "list_files", "read_file", "run_command", "run_linter", "run_tests", "search_files", "write_file"}},
+		{"worker", []string{"delete_file", "edit_file", "finish_step", "list_files", "read_file", "run_command", "run_linter", "run_tests", "search_files", "write_file"}},
 		{"planner", []string{"list_files", "read_file", "search_files"}},
-		{"critic", []string{"list_files", "read_file", "run_command", "run_tests"}},
+		{"critic", []string{"list_files", "read_file", "run_command", "run_linter", "run_tests"}},
 	} {
 		r := trio(t, dir, nil, "tools", "--json", "--role", tt.role)
 		if r.code != 0 {
@@ -429,6 +429,7 @@ func TestExitCode(t *testing.T) {
 		agent.StopBudgetSteps: 2, agent.StopBudgetRepairs: 2, agent.StopBudgetTokens: 2, agent.StopBudgetTime: 2, agent.StopContextBudget: 2,
 		agent.StopChecksFailed: 1, agent.StopSameFailure: 1, agent.StopRepeatedCall: 1, agent.StopOscillation: 1,
 		agent.StopPlanInvalid: 1, agent.StopModelError: 1, agent.StopSandboxError: 1,
+		agent.StopReviewBlocked: 1, agent.StopErrorsIncreasing: 1,
 	}
 	for _, r := range agent.StopReasons() {
 		w, ok := want[r]

@@ -2,6 +2,7 @@ package testreport
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -84,6 +85,12 @@ func scanGoEvent(s string) (ev goEvent, ok bool) {
 			switch key {
 			case "Action", "Package", "Test", "Output", "ImportPath", "FailedBuild":
 				return ev, false // a known field that is not a string: let encoding/json decide
+			case "Elapsed":
+				f, err := strconv.ParseFloat(s[i:j], 64)
+				if err != nil {
+					return ev, false
+				}
+				ev.Elapsed = f
 			}
 			i = j
 		}

@@ -15,12 +15,16 @@ type goEvent struct {
 	Output      string
 	ImportPath  string
 	FailedBuild string
+	// Elapsed is a test's (or package's) seconds, on its pass, fail or
+	// skip event.
+	Elapsed float64
 }
 
 type goTest struct {
-	name  string
-	state string // run, pass, fail or skip
-	out   []string
+	name    string
+	state   string // run, pass, fail or skip
+	out     []string
+	elapsed float64
 }
 
 type goPackage struct {
@@ -146,9 +150,11 @@ func (g *goRun) line(line string) {
 		t.out = append(t.out, out)
 	case "pass", "skip":
 		t.state = ev.Action
+		t.elapsed = ev.Elapsed
 		t.out = nil // a passing test's output is not needed; keep memory flat
 	case "fail":
 		t.state = "fail"
+		t.elapsed = ev.Elapsed
 	}
 }
 
@@ -207,6 +213,11 @@ func (g *goRun) report(stderr string) Report {
 		// still running then did not finish either.
 		passed, failed, skipped, fs := tallyGo(p.path, p.tests, p.state == "fail" || p.state == "")
 		goPassed(p.path, p.tests, &names)
+		for _, t := range p.tests {
+			if t.state == "pass" && !strings.Contains(t.name, "/") {
+				r.setDuration(goName(p.path, t.name), t.elapsed)
+			}
+		}
 		r.Passed += passed
 		r.Failed += failed
 		r.Skipped += skipped
@@ -250,12 +261,16 @@ func goPassed(pkg string, tests []*goTest, names *passedNames) {
 		if t.state != "pass" || strings.Contains(t.name, "/") {
 			continue
 		}
-		if pkg == "" {
-			names.add(t.name)
-		} else {
-			names.add(pkg + "." + t.name)
-		}
+		names.add(goName(pkg, t.name))
 	}
+}
+
+// goName is a test's name as PassedTests gives it: "pkg.TestName".
+func goName(pkg, test string) string {
+	if pkg == "" {
+		return test
+	}
+	return pkg + "." + test
 }
 
 // tallyGo counts a package's tests. pkgFailed says the package failed, so a
@@ -314,7 +329,7 @@ func goFailure(pkg string, t *goTest, unfinished bool) Failure {
 		}
 		body = append(body, l)
 	}
-	f := Failure{Name: t.name, Kind: KindAssertion}
+	f := Failure{Name: t.name, Kind: KindAssertion, Seconds: t.elapsed}
 	if pkg != "" {
 		f.Name = pkg + "." + t.name
 	}

@@ -42,6 +42,10 @@ type Report struct {
 	// needs these names to know that each acceptance test it designed ran
 	// and passed; counts alone are what a shadowed runner can fake.
 	PassedTests []string `json:"passed_tests,omitempty"`
+	// Durations are the seconds each passed test took, by its name in
+	// PassedTests, where the runner reports them (go test -json); a
+	// failure's own time is Failure.Seconds.
+	Durations map[string]float64 `json:"durations,omitempty"`
 	// Output is a short tail of the raw output (for `go test -json`, of the
 	// text the events carried), for a reader when the failures say too little.
 	Output string `json:"output,omitempty"`
@@ -82,6 +86,19 @@ type Failure struct {
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message,omitempty"`
 	Kind    string `json:"kind,omitempty"`
+	// Seconds is how long the test ran before it failed, where the runner
+	// says (go test -json); 0 when unknown.
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// setDuration records a passed test's time, bounded like PassedTests.
+func (r *Report) setDuration(name string, seconds float64) {
+	if r.Durations == nil {
+		r.Durations = map[string]float64{}
+	}
+	if len(r.Durations) < maxPassedNames {
+		r.Durations[name] = seconds
+	}
 }
 
 // OK reports whether at least one test ran and none failed or errored.
