@@ -91,12 +91,12 @@ type Tool struct {
 
 // Verdict is one Critic check's findings.
 type Verdict struct {
-	N        int            `json:"n"`
-	AtMS     int64          `json:"at_ms"`
-	Verdict  string         `json:"verdict"`
-	Summary  string         `json:"summary"`
-	Failures []FailureView  `json:"failures"`
-	Checks   []CheckView    `json:"checks"`
+	N        int           `json:"n"`
+	AtMS     int64         `json:"at_ms"`
+	Verdict  string        `json:"verdict"`
+	Summary  string        `json:"summary"`
+	Failures []FailureView `json:"failures"`
+	Checks   []CheckView   `json:"checks"`
 }
 
 // FailureView is one failure the Critic found.
@@ -124,12 +124,12 @@ type Repair struct {
 
 // Summary is one fold of the Worker's history.
 type Summary struct {
-	AtMS      int64  `json:"at_ms"`
-	NextCall  int    `json:"next_call"`
-	Before    int    `json:"before"`
-	After     int    `json:"after"`
-	Kind      string `json:"kind"`
-	Detail    string `json:"detail"`
+	AtMS     int64  `json:"at_ms"`
+	NextCall int    `json:"next_call"`
+	Before   int    `json:"before"`
+	After    int    `json:"after"`
+	Kind     string `json:"kind"`
+	Detail   string `json:"detail"`
 }
 
 // File is a workspace file at the end and how often a tool wrote it.
