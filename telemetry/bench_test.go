@@ -101,27 +101,28 @@ type noopArgs struct {
 	N int `json:"n"`
 }
 
-// BenchmarkObserve is the cost of one event: the nil tracer (no exporter
-// configured) against an observer that does nothing, and an exporting
-// tracer for scale.
+// BenchmarkObserve is the cost of one event as the agent delivers it,
+// through a func value: an observer that does nothing, the nil tracer (no
+// exporter configured), and an exporting tracer for scale.
 func BenchmarkObserve(b *testing.B) {
 	ok := true
 	events := []agent.Event{
 		{Kind: agent.EventModelCall, Role: agent.RoleWorker, Step: 1, Duration: time.Millisecond, Tokens: agent.Tokens{Prompt: 900, Completion: 30}},
 		{Kind: agent.EventToolCall, Role: agent.RoleWorker, Step: 1, Tool: "write_file", Decision: "allow", OK: &ok, Outcome: "ok", CallID: "c1"},
 	}
-	noop := func(agent.Event) {}
 	var off *telemetry.Tracer
-	b.Run("noop-func", func(b *testing.B) {
+	run := func(b *testing.B, observe func(agent.Event)) {
+		observers := []func(agent.Event){observe}
 		for i := 0; b.Loop(); i++ {
-			noop(events[i%2])
+			ev := events[i%2]
+			ev.Time = time.Now()
+			for _, o := range observers {
+				o(ev)
+			}
 		}
-	})
-	b.Run("off", func(b *testing.B) {
-		for i := 0; b.Loop(); i++ {
-			off.Observe(events[i%2])
-		}
-	})
+	}
+	b.Run("noop-func", func(b *testing.B) { run(b, func(agent.Event) {}) })
+	b.Run("off", func(b *testing.B) { run(b, off.Observe) })
 	b.Run("on", func(b *testing.B) {
 		rc := otlptest.Start()
 		defer rc.Close()
@@ -130,11 +131,7 @@ func BenchmarkObserve(b *testing.B) {
 			b.Fatal(err)
 		}
 		on.Observe(agent.Event{Kind: agent.EventRunStarted, Time: time.Now()})
-		for i := 0; b.Loop(); i++ {
-			ev := events[i%2]
-			ev.Time = time.Now()
-			on.Observe(ev)
-		}
+		run(b, on.Observe)
 		on.Shutdown(context.Background())
 	})
 }

@@ -132,8 +132,12 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 // Observe is the agent observer (agent.WithObserver(t.Observe)).
 func (t *Tracer) Observe(ev agent.Event) {
 	if t == nil {
-		return
+		return // small enough to inline: a nil check is all "off" costs
 	}
+	t.observe(ev)
+}
+
+func (t *Tracer) observe(ev agent.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch ev.Kind {
