@@ -265,8 +265,8 @@ func (t *Tracer) phaseFor(ev agent.Event, start time.Time) *span {
 
 // openPhase ends the phase in progress and opens ev's.
 func (t *Tracer) openPhase(ev agent.Event, start time.Time) *span {
-	if t.root == nil {
-		return &span{s: trace.SpanFromContext(context.Background())}
+	if t.root == nil { // no run_started seen: a span that records nothing
+		return &span{s: trace.SpanFromContext(context.Background()), ctx: context.Background()}
 	}
 	t.endPhase(time.Time{})
 	attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(ev.Role), semconv.GenAIConversationID(ev.RunID)}
