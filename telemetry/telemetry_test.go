@@ -308,3 +308,60 @@ func rootsOf(spans []otlptest.Span) []otlptest.Span {
 	}
 	return out
 }
+
+// Events the demo does not produce: cached prompt tokens, a failed model
+// call, a denied tool call, a run that stops on a budget.
+func TestEventsToAttributes(t *testing.T) {
+	t.Parallel()
+	rc := otlptest.Start()
+	defer rc.Close()
+	tr := newTracer(t, rc, false)
+	now := time.Now()
+	at := func(ms int) time.Time { return now.Add(time.Duration(ms) * time.Millisecond) }
+	no := false
+	for _, ev := range []agent.Event{
+		{Kind: agent.EventRunStarted, Time: at(0), RunID: "r1"},
+		{Kind: agent.EventStepStarted, Time: at(1), Role: agent.RoleWorker, Step: 1, Message: "build"},
+		{Kind: agent.EventModelCall, Time: at(50), Role: agent.RoleWorker, Step: 1, Duration: 40 * time.Millisecond, Model: "m-1",
+			Tokens: agent.Tokens{Prompt: 1000, Completion: 20, Cached: 800, CacheWrite: 100}},
+		{Kind: agent.EventToolCall, Time: at(60), Role: agent.RoleWorker, Step: 1, Tool: "run_command", CallID: "c1", Decision: "deny",
+			Rule: `commands.deny: "curl *"`, Outcome: "denied", OK: &no, Target: "curl x", Duration: time.Millisecond},
+		{Kind: agent.EventModelCall, Time: at(90), Role: agent.RoleWorker, Step: 1, Duration: 20 * time.Millisecond, Message: "HTTP 500", ErrorType: "*openai.Error"},
+		{Kind: agent.EventRunFinished, Time: at(100), Reason: agent.StopBudgetTokens, Verdict: "stopped", Message: "the token budget is spent"},
+	} {
+		tr.Observe(ev)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var chats []otlptest.Span
+	var tool, root otlptest.Span
+	for _, s := range rc.Spans() {
+		switch s.Attrs["gen_ai.operation.name"] {
+		case "chat":
+			chats = append(chats, s)
+		case "execute_tool":
+			tool = s
+		case "invoke_workflow":
+			root = s
+		}
+	}
+	if len(chats) != 2 {
+		t.Fatalf("%d chat spans", len(chats))
+	}
+	if c := chats[0].Attrs; c["gen_ai.usage.cache_read.input_tokens"] != int64(800) || c["gen_ai.usage.cache_creation.input_tokens"] != int64(100) || c["gen_ai.request.model"] != "demo-worker" || c["gen_ai.response.model"] != "m-1" {
+		t.Errorf("cached call: %v", c)
+	}
+	if !chats[0].Start.Equal(at(10)) || !chats[0].End.Equal(at(50)) {
+		t.Errorf("the call spans %v..%v, want 10ms..50ms", chats[0].Start.Sub(now), chats[0].End.Sub(now))
+	}
+	if c := chats[1]; c.Attrs["error.type"] != "*openai.Error" || !c.StatusError || c.StatusDetail != "HTTP 500" {
+		t.Errorf("failed call: %+v", c)
+	}
+	if tool.Attrs["error.type"] != "denied" || tool.Attrs["trio.gate.rule"] != `commands.deny: "curl *"` || !tool.StatusError || tool.Attrs["trio.tool.target"] != "curl x" {
+		t.Errorf("denied call: %+v", tool)
+	}
+	if root.Attrs["error.type"] != "budget_tokens" || !root.StatusError {
+		t.Errorf("root: %+v", root)
+	}
+}
