@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"time"
+
+	"github.com/trioagent/trio/llm"
 )
 
 // EventKind names what happened.
@@ -39,6 +41,10 @@ type Tokens struct {
 	Completion      int `json:"completion,omitempty"`
 	TotalPrompt     int `json:"total_prompt,omitempty"`
 	TotalCompletion int `json:"total_completion,omitempty"`
+	// Cached and CacheWrite are the call's prompt tokens read from and
+	// written to the provider's prompt cache, when it reports them.
+	Cached     int `json:"cached,omitempty"`
+	CacheWrite int `json:"cache_write,omitempty"`
 }
 
 // Event is one thing a run did, for progress displays and JSON event
@@ -69,6 +75,32 @@ type Event struct {
 	Message  string        `json:"message,omitempty"`
 	// Cost is the run's token cache figures and money, on run_finished.
 	Cost *Cost `json:"cost,omitempty"`
+
+	// RunDir is the run folder, on run_started and run_resumed.
+	RunDir string `json:"run_dir,omitempty"`
+	// Model is the model that answered a model_call, as the endpoint named it.
+	Model string `json:"model,omitempty"`
+	// ErrorType classifies a failed model_call: the stop reason of a
+	// refused request, "timeout", "canceled", or the error's Go type.
+	ErrorType string `json:"error_type,omitempty"`
+	// CallID, Rule and Outcome describe a tool_call: the model's call id
+	// (the gate's for the Critic's own checks), the policy rule that
+	// decided it, and the gate's outcome (ok, error, denied, invalid;
+	// replayed for a result taken from the write-ahead log).
+	CallID  string `json:"call_id,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
+	// Content is what was said, for observers that record message
+	// contents on opt-in (telemetry); never in the JSON event stream.
+	Content *Content `json:"-"`
+}
+
+// Content is the text behind an event: a model_call's reply, a
+// tool_call's arguments and the result the model received.
+type Content struct {
+	Reply  *llm.Message
+	Args   string
+	Result string
 }
 
 // plural is n and the noun that agrees with it ("1 step", "2 steps").

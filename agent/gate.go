@@ -94,7 +94,36 @@ func (r *run) announceCall(role string, rec tools.Record, note *walNote) {
 		}
 	}
 	r.trace(te)
-	r.emit(Event{Kind: EventToolCall, Role: role, Tool: rec.Tool, Target: effectsText(rec.Effects), Decision: decision, OK: &ok, Duration: rec.Duration, Message: oneLine(msg, 200)})
+	outcome := string(rec.Outcome)
+	if note != nil && note.Replayed {
+		outcome = "replayed"
+	}
+	r.emit(Event{Kind: EventToolCall, Role: role, Tool: rec.Tool, Target: effectsText(rec.Effects), Decision: decision, OK: &ok, Duration: rec.Duration, Message: oneLine(msg, 200),
+		CallID: rec.CallID, Rule: rec.Decision.Rule, Outcome: outcome})
+}
+
+// callRule and callOutcome are the policy rule and the gate's outcome of
+// the latest Worker call ("replayed" for one taken from the write-ahead
+// log, which does not pass the gate again).
+func (r *run) callRule() string {
+	if r.lastRecord != nil {
+		return r.lastRecord.Decision.Rule
+	}
+	return ""
+}
+
+func (r *run) callOutcome(res tools.Result, replayed bool) string {
+	switch {
+	case replayed:
+		return "replayed"
+	case r.lastRecord != nil:
+		return string(r.lastRecord.Outcome)
+	case res.Denied:
+		return string(tools.OutcomeDenied)
+	case !res.OK:
+		return string(tools.OutcomeError)
+	}
+	return string(tools.OutcomeOK)
 }
 
 // callTarget is what a Worker call acted on: from the gate's record, or,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -130,9 +131,13 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	}
 	m.r.trace(te)
 	ev := Event{Kind: EventModelCall, Role: req.Agent, Duration: d, Step: m.r.stepOf(req.Agent), Repair: m.r.repairOf(req.Agent),
-		Tokens: Tokens{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, TotalPrompt: tot.PromptTokens, TotalCompletion: tot.CompletionTokens}}
+		Tokens: Tokens{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, TotalPrompt: tot.PromptTokens, TotalCompletion: tot.CompletionTokens,
+			Cached: usage.CachedPromptTokens, CacheWrite: usage.CacheWriteTokens},
+		Model: resp.Model, Content: &Content{Reply: &msg}}
 	if err != nil {
 		ev.Message = err.Error()
+		ev.ErrorType = errorType(ctx, err)
+		ev.Content = nil
 	}
 	m.r.emit(ev)
 	return resp, err
@@ -258,4 +263,19 @@ func (r *run) repairOf(role string) int {
 		return 0
 	}
 	return r.st.RepairRound
+}
+
+// errorType is a failed model call's low-cardinality class, for
+// telemetry's error.type.
+func errorType(ctx context.Context, err error) string {
+	var s *stop
+	switch {
+	case errors.As(err, &s):
+		return string(s.reason)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled), ctx.Err() != nil:
+		return "canceled"
+	}
+	return fmt.Sprintf("%T", err)
 }

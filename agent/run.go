@@ -130,9 +130,9 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 		return nil, err
 	}
 	if resumed {
-		r.emit(Event{Kind: EventRunResumed, Message: resumeText(st)})
+		r.emit(Event{Kind: EventRunResumed, Message: resumeText(st), RunDir: dir})
 	} else {
-		r.emit(Event{Kind: EventRunStarted, Message: st.Goal})
+		r.emit(Event{Kind: EventRunStarted, Message: st.Goal, RunDir: dir})
 	}
 	r.traceHealed()
 	if w := r.sandboxWarning(); w != "" {

@@ -195,7 +195,8 @@ func (r *run) runPending(ctx context.Context) error {
 			Args: validJSON(call.Arguments), Result: &res, Decision: decision, Replayed: replayed, Duration: d})
 		ok := res.OK
 		r.emit(Event{Kind: EventToolCall, Role: RoleWorker, Step: r.stepOf(RoleWorker), Repair: r.repairOf(RoleWorker), Tool: tc.Name,
-			Target: r.callTarget(call), Decision: decision, OK: &ok, Duration: d, Message: oneLine(out, 200)})
+			Target: r.callTarget(call), Decision: decision, OK: &ok, Duration: d, Message: oneLine(out, 200),
+			CallID: tc.ID, Rule: r.callRule(), Outcome: r.callOutcome(res, replayed), Content: &Content{Args: string(call.Arguments), Result: out}})
 		if tc.Name == FinishStepName && res.OK {
 			st.StepFinished = true
 			st.StepNotes = append(st.StepNotes, finishNote(call.Arguments))

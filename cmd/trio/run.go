@@ -428,9 +428,14 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	defer stop()
 	context.AfterFunc(ctx, stop)
 
+	tel, err := telemetryFor(cfg, rec, prog)
+	if err != nil {
+		return err
+	}
+	defer flushTelemetry(tel, prog)
 	opts := append(agentOptions(cfg, workerModelName(cfg)),
 		agent.WithPolicy(pol), agent.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)),
-		agent.WithObserver(prog.event))
+		agent.WithObserver(prog.event), agent.WithObserver(tel.Observe))
 	var asker policy.Confirmer
 	if cf := confirmerFor(io, pol, polPath != "", prog); cf != nil {
 		defer cf.Close()

@@ -63,6 +63,8 @@ type File struct {
 	Hooks Hooks `yaml:"hooks"`
 	// MCP declares MCP servers whose tools the run offers (extensions.go).
 	MCP MCP `yaml:"mcp"`
+	// Telemetry exports each run's trace over OTLP (telemetry.go).
+	Telemetry Telemetry `yaml:"telemetry"`
 	// Prices is the price table, keyed by model name as in models. Empty
 	// by default: Trio invents no prices, so a run without a table reports
 	// tokens but no money.
@@ -439,6 +441,7 @@ func (c *checker) check(f *File) {
 		c.fail("sandbox.containerd.uid", "set both uid and gid, or neither (automatic)")
 	}
 	c.checkExtensions(f)
+	c.checkTelemetry(&f.Telemetry)
 }
 
 func envName(s string) bool {

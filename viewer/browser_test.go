@@ -1,0 +1,184 @@
+package viewer_test
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/trioagent/trio/viewer"
+)
+
+// browser is a headless Chromium context for one test. Without Chromium
+// the test skips, except in CI (CI=true), where it fails: CI installs
+// Debian's chromium so that this test runs.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	var bin string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium) for the viewer's browser test")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium); with CI=true this test fails instead")
+	}
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.DisableGPU, chromedp.WindowSize(1400, 2000), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	return ctx
+}
+
+// screenshotPath is where the browser test leaves its screenshot:
+// $TRIO_SCREENSHOT_DIR, else the system's temporary folder.
+func screenshotPath(name string) string {
+	dir := os.Getenv("TRIO_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, name)
+}
+
+// The demo's page in a real browser: the timeline shows the plan's steps,
+// the failing verdict and the repair round; a tool call's output is not
+// in the page until its line is clicked; the screenshot is not blank.
+func TestBrowserDemo(t *testing.T) {
+	ctx := browser(t)
+	out := filepath.Join(t.TempDir(), "view.html")
+	if _, err := viewer.WriteFile(demoRun(t), out); err != nil {
+		t.Fatal(err)
+	}
+	const runTests = `#tools .toolcall[data-tool="run_tests"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+out), chromedp.WaitVisible(`body[data-ready="1"]`)); err != nil {
+		t.Fatal(err)
+	}
+	timeline := must(chromedp.Run(ctx, chromedp.Text(`#timeline`)))(t)
+	steps := must(chromedp.Run(ctx, chromedp.Text(`#steps`)))(t)
+	verdicts := must(chromedp.Run(ctx, chromedp.Text(`#verdicts`)))(t)
+	stepStates := must(chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#steps li")].map(li => li.dataset.state)`)))(t)
+	outputsBefore := must(chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("pre.output").length`)))(t)
+	if err := chromedp.Do(ctx, chromedp.Click(runTests+` button`, chromedp.NodeVisible), chromedp.WaitVisible(runTests+`.open pre.output`)); err != nil {
+		t.Fatal(err)
+	}
+	outputText := must(chromedp.Run(ctx, chromedp.Text(runTests+`.open pre.output`)))(t)
+	outputsAfter := must(chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("pre.output").length`)))(t)
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(`#head`)); err != nil {
+		t.Fatal(err)
+	}
+	shot := must(chromedp.Run(ctx, chromedp.CaptureScreenshot()))(t)
+	for _, want := range []string{"step 1: Converter package", "step 2: Command", "check", "repair 1", "fail", "pass"} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("the timeline lacks %q: %q", want, timeline)
+		}
+	}
+	if !strings.Contains(steps, "Converter package") || !strings.Contains(steps, "Command") || strings.Join(stepStates, ",") != "done,done" {
+		t.Errorf("plan: %q, states %v", steps, stepStates)
+	}
+	if !strings.Contains(verdicts, "TestRenderInline/two_bold_spans") || !strings.Contains(verdicts, "Check 1") {
+		t.Errorf("verdicts: %q", verdicts)
+	}
+	if outputsBefore != 0 || outputsAfter != 1 {
+		t.Errorf("outputs in the page: %d before the click, %d after; want 0 then 1", outputsBefore, outputsAfter)
+	}
+	if !strings.Contains(outputText, "ok") && !strings.Contains(outputText, "PASS") && !strings.Contains(outputText, "FAIL") {
+		t.Errorf("run_tests output: %q", outputText)
+	}
+	path := screenshotPath("trio-viewer-demo.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	checkNotBlank(t, shot)
+	// The expanded tool call, element by element.
+	toolShot := must(chromedp.Run(ctx, chromedp.Screenshot(runTests+`.open`)))(t)
+	toolPath := screenshotPath("trio-viewer-demo-tool.png")
+	if err := os.WriteFile(toolPath, toolShot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of the expanded tool call: %s", toolPath)
+	checkNotBlank(t, toolShot)
+}
+
+// checkNotBlank decodes the PNG and wants a good share of pixels that are
+// not the page's white background, in many colours.
+func checkNotBlank(t *testing.T, shot []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	b := img.Bounds()
+	var ink int
+	colours := map[uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r>>8 < 240 || g>>8 < 240 || bl>>8 < 240 {
+				ink++
+			}
+			colours[(r>>12)<<8|(g>>12)<<4|bl>>12] = true
+		}
+	}
+	total := (b.Dx() / 2) * (b.Dy() / 2)
+	t.Logf("screenshot %dx%d: %.1f%% non-background pixels, %d colours", b.Dx(), b.Dy(), 100*float64(ink)/float64(total), len(colours))
+	if ink < total/50 || len(colours) < 20 {
+		t.Errorf("the screenshot looks blank: %d of %d sampled pixels are not background, %d colours", ink, total, len(colours))
+	}
+}
+
+// A 500-call run's page renders promptly in the browser, every call
+// listed, its outputs still unparsed.
+func TestBrowserLargeRun(t *testing.T) {
+	ctx := browser(t)
+	path, err := viewer.WriteFile(bigRun(t, 500), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start the browser first, so that only the page is timed.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible(`body[data-ready="1"]`)); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	count := func(sel string) int {
+		return must(chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`)))(t)
+	}
+	tools, bars, summaries, outputs := count("#tools .toolcall"), count("#chart rect.bar"), count("#chart .summary-line"), count("pre.output")
+	t.Logf("500-call page ready in %s", took)
+	if tools != 500 || bars != 500 || summaries != 10 || outputs != 0 {
+		t.Errorf("%d tool calls, %d bars, %d summary marks, %d outputs built", tools, bars, summaries, outputs)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the 500-call page took %s to render", took)
+	}
+}
+
+// must is v, failing the test on err.
+func must[T any](v T, err error) func(*testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
