@@ -12,6 +12,7 @@ import (
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox/containerd"
@@ -205,8 +206,8 @@ func sandboxConfig(kind string, f *config.File) agent.SandboxConfig {
 	}}
 }
 
-// agentOptions turns the configuration's budgets, window and price table
-// into options.
+// agentOptions turns the configuration's budgets, window, checks and
+// price table into options.
 func agentOptions(f *config.File, workerModel string) []agent.Option {
 	var opts []agent.Option
 	if prices := rolePrices(f); len(prices) > 0 {
@@ -218,6 +219,15 @@ func agentOptions(f *config.File, workerModel string) []agent.Option {
 			MaxSteps: b.MaxSteps, MaxTotalTurns: b.MaxTotalTurns, MaxRepairRounds: b.MaxRepairRounds,
 			MaxTokens: b.MaxTokens, MaxWallTime: b.MaxWallTime.Duration, MaxGoalBytes: b.MaxGoalBytes,
 		}))
+	}
+	if k := f.Checks.Lint; k.Enabled {
+		opts = append(opts, agent.WithLint(agent.LintConfig{Enabled: true, Blocking: k.Blocking}))
+	}
+	if r := f.Checks.Review; r.Enabled {
+		opts = append(opts, agent.WithReview(agent.ReviewConfig{Enabled: true, BlockAt: critic.Severity(r.BlockAt), MaxRounds: r.MaxRounds}))
+	}
+	if f.Checks.Replan {
+		opts = append(opts, agent.WithReplan(true))
 	}
 	w := f.Window
 	if w != (config.Window{}) {

@@ -65,6 +65,9 @@ type File struct {
 	MCP MCP `yaml:"mcp"`
 	// Telemetry exports each run's trace over OTLP (telemetry.go).
 	Telemetry Telemetry `yaml:"telemetry"`
+	// Checks turns on the lint check, the reviewer and re-planning
+	// (checks.go).
+	Checks Checks `yaml:"checks"`
 	// Prices is the price table, keyed by model name as in models. Empty
 	// by default: Trio invents no prices, so a run without a table reports
 	// tokens but no money.
@@ -442,6 +445,7 @@ func (c *checker) check(f *File) {
 	}
 	c.checkExtensions(f)
 	c.checkTelemetry(&f.Telemetry)
+	c.checkChecks(&f.Checks)
 }
 
 func envName(s string) bool {
