@@ -40,8 +40,8 @@ func TestChecksConfigErrors(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{
 		"checks:\n  lint:\n    enabled: true\n    blocking: [eslint-ish]\n": "checks.lint.blocking",
-		"checks:\n  review:\n    enabled: true\n    block_at: severe\n":      "checks.review.block_at",
-		"checks:\n  review:\n    block_at: high\n":                            "checks.review",
+		"checks:\n  review:\n    enabled: true\n    block_at: severe\n":     "checks.review.block_at",
+		"checks:\n  review:\n    block_at: high\n":                          "checks.review",
 	} {
 		dir := t.TempDir()
 		cfg := filepath.Join(dir, "trio.yaml")
