@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +35,9 @@ type RoleUsage struct {
 	// Priced says a price was known, so a zero Cost is a real zero.
 	Cost   float64 `json:"cost,omitempty"`
 	Priced bool    `json:"priced,omitempty"`
+	// Model is the model the role's replies came from, as the endpoint
+	// named it (several, comma-separated, when the role's model changed).
+	Model string `json:"model,omitempty"`
 }
 
 // CostText is the role's cost for people: four decimals, or "—" without
@@ -119,6 +124,9 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	}
 	tot := m.r.addUsage(req.Agent, usage, estimated, d, err)
 	m.r.addCost(req.Agent, usage)
+	if err == nil {
+		m.r.noteModel(req.Agent, resp.Model)
+	}
 	if err != nil && ctx.Err() == nil {
 		m.r.lastModelErr = err
 	}
@@ -258,4 +266,21 @@ func (r *run) repairOf(role string) int {
 		return 0
 	}
 	return r.st.RepairRound
+}
+
+// noteModel records the model a role's reply came from.
+func (r *run) noteModel(role, model string) {
+	if model == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u := r.st.Usage[role]
+	if !slices.Contains(strings.Split(u.Model, ", "), model) {
+		if u.Model != "" {
+			u.Model += ", "
+		}
+		u.Model += model
+	}
+	r.st.Usage[role] = u
 }

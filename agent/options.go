@@ -91,10 +91,12 @@ type Option func(*config) error
 
 type config struct {
 	workspace string
-	runsDir   string
-	runID     string
-	policy    *policy.Policy
-	sandbox   sandbox.Sandbox
+	// reuseWorkspace accepts a workspace another run left files in.
+	reuseWorkspace bool
+	runsDir        string
+	runID          string
+	policy         *policy.Policy
+	sandbox        sandbox.Sandbox
 	// sandboxCfg describes the sandbox the run opens (WithSandboxConfig).
 	sandboxCfg *SandboxConfig
 	metadata   map[string]string

@@ -88,6 +88,8 @@ type run struct {
 	refused *stop
 	// critic tracks the Critic's calls of the current check in calls.jsonl.
 	criticLog criticWAL
+	// unified is the run's diff as report() last computed it, for report.md.
+	unified string
 }
 
 // stop ends the run with a reason; it travels as an error through the loop.
@@ -610,7 +612,7 @@ func (r *run) finish(reason StopReason, detail string) (*Report, error) {
 	r.trace(TraceEntry{Kind: "stop", Reason: reason, Detail: detail})
 	r.stopHooks(reason, detail)
 	cerr := r.checkpointCursor(!reason.Resumable())
-	werr := rep.write(r.dir)
+	werr := rep.write(r.dir, r.unified)
 	// Observers see run_finished once report.json is on disk.
 	r.emit(Event{Kind: EventRunFinished, Reason: reason, Verdict: rep.Status, Message: reason.Explain(),
 		Duration: rep.Metrics.WallTime, Tokens: Tokens{TotalPrompt: rep.Metrics.PromptTokens, TotalCompletion: rep.Metrics.CompletionTokens},
@@ -638,6 +640,7 @@ func (r *run) report() *Report {
 		Sandbox: st.Sandbox, Phase: string(st.Phase), Metadata: maps.Clone(st.Metadata),
 	}
 	rep.Files, _ = workspaceFiles(st.Workspace, 2000)
+	rep.Changes, rep.ChangesNote, r.unified = changesOf(r.dir, st.Workspace)
 	rep.Instructions = st.Instructions.Paths()
 	m := &rep.Metrics
 	m.Completed = st.Reason == StopCompleted

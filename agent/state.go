@@ -44,8 +44,11 @@ type Counters struct {
 	ToolFailures int `json:"tool_failures"`
 	// Denials are calls the policy or a person refused.
 	Denials int `json:"denials"`
-	// Confirmations are calls a person was asked about.
+	// Confirmations are calls a person was asked about: Approved of them
+	// were answered yes (once or always), Refused no (a timeout included).
 	Confirmations int `json:"confirmations"`
+	Approved      int `json:"approved"`
+	Refused       int `json:"refused"`
 	// Replayed counts Worker calls whose result came from calls.jsonl on
 	// resume instead of running again.
 	Replayed int `json:"replayed,omitempty"`

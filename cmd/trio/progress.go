@@ -146,8 +146,11 @@ func (p *progress) report(r *agent.Report, runDir string) {
 		fmt.Fprintf(p.w, "  detail: %s\n", clip(r.Detail, 400))
 	}
 	fmt.Fprintf(p.w, "  steps %d/%d, checks %d, repair rounds %d, first pass: %s\n", m.StepsDone, m.Steps, m.Checks, m.RepairRounds, yesNo(m.FirstPass))
-	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied, %d confirmed)\n",
-		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials, m.Confirmations)
+	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied)\n",
+		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials)
+	if m.Confirmations > 0 {
+		fmt.Fprintf(p.w, "  confirmations: %d asked, %d approved, %d refused\n", m.Confirmations, m.Approved, m.Refused)
+	}
 	if m.CachedPromptTokens > 0 || m.CacheWriteTokens > 0 {
 		fmt.Fprintf(p.w, "  prompt tokens from the cache %d, written to it %d\n", m.CachedPromptTokens, m.CacheWriteTokens)
 	}

@@ -74,6 +74,8 @@ type runFlags struct {
 	// the Critic's designed tests to them.
 	tests        string
 	withDesigned bool
+	// reuse is --reuse-workspace: build on files another run left.
+	reuse bool
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -160,6 +162,7 @@ test the Critic suspects is wrong stops the run and is reported to you.
 	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
 	cmd.Flags().StringVar(&f.tests, "tests", "", "a folder of your own acceptance tests: the Critic's suite, kept out of the Worker's reach and never rewritten")
 	cmd.Flags().BoolVar(&f.withDesigned, "tests-with-designed", false, "with --tests: add the Critic's designed tests to yours (default: yours alone)")
+	cmd.Flags().BoolVar(&f.reuse, "reuse-workspace", false, "build on the files an earlier run left in the workspace (without it such a workspace is refused, exit 3)")
 	f.sandboxFlag(cmd)
 	f.output(cmd)
 	return cmd
@@ -460,6 +463,10 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 		}
 		if f.tests != "" {
 			opts = append(opts, agent.WithTests(f.tests, f.withDesigned))
+		}
+		if f.reuse {
+			opts = append(opts, agent.WithReuseWorkspace())
+			prog.printf("trio: --reuse-workspace: building on the files already in the workspace; the diff starts from them\n")
 		}
 		opts = append(opts, agent.WithRunsDir(runs), agent.WithMetadata(rec.metadata()))
 		var a *agent.Agent
