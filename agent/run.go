@@ -199,6 +199,7 @@ func (r *run) open(ctx context.Context) error {
 	if r.ws, err = tools.OpenWorkspace(r.st.Workspace, r.sb, limits); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	r.ws.MaxFile = r.cfg.policy.Limits().File
 	r.reg, err = runRegistry(r.ws, r.a.reg)
 	if err == nil {
 		err = r.registerRoleTools()

@@ -27,7 +27,7 @@ var stopExplanations = map[StopReason]string{
 	StopSameFailure:   "the same failure came back twice in a row after a repair",
 	StopRepeatedCall:  "the Worker repeated the same tool call with the same result three times",
 	StopOscillation:   "the run alternated between two states (A, B, A, B)",
-	StopBudgetSteps:   "the budget of Worker turns is spent",
+	StopBudgetSteps:   "the budget of Worker turns is spent (per step or repair round, or in the whole run)",
 	StopBudgetRepairs: "the budget of repair rounds is spent and the checks still fail",
 	StopBudgetTokens:  "the token budget is spent",
 	StopBudgetTime:    "the wall-time budget is spent",
