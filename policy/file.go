@@ -146,15 +146,15 @@ type rawPolicy struct {
 
 // Defaults applied when a file omits a key.
 const (
-	DefaultTimeout        = 120 * time.Second
-	DefaultMemory         = 1 << 30
-	DefaultCPUs           = 1.0
-	DefaultPids           = 256
-	DefaultOutput         = 64 << 10
-	DefaultDisk           = 4 << 30 // a project, its dependencies and a build cache fit; a runaway run does not fill the host
+	DefaultTimeout = 120 * time.Second
+	DefaultMemory  = 1 << 30
+	DefaultCPUs    = 1.0
+	DefaultPids    = 256
+	DefaultOutput  = 64 << 10
+	DefaultDisk    = 4 << 30 // a project, its dependencies and a build cache fit; a runaway run does not fill the host
 	// DefaultFile bounds one file the file tools write: far above any
 	// source file a model writes, far below what fills a disk.
-	DefaultFile = 4 << 20
+	DefaultFile           = 4 << 20
 	DefaultConfirmTimeout = 5 * time.Minute
 )
 
