@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -129,6 +130,12 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	}
 	if err != nil && ctx.Err() == nil {
 		m.r.lastModelErr = err
+		if errors.Is(err, llm.ErrScriptExhausted) {
+			// Not a failure of a model: the script is shorter than the
+			// run. Whichever role's code turns the error into a stop,
+			// the run says so (classify prefers r.refused).
+			m.r.refused = &stop{reason: StopOutOfReplies, detail: fmt.Sprintf("the script has no reply left for role %s: %v", req.Agent, err)}
+		}
 	}
 	msg := resp.Message
 	te := TraceEntry{Kind: "model_reply", Role: req.Agent, Reply: &msg, Usage: &usage, UsageEstimated: estimated, FinishReason: resp.FinishReason, Duration: d}

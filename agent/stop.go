@@ -19,6 +19,9 @@ const (
 	StopInterrupted   StopReason = "interrupted"
 	StopModelError    StopReason = "model_error"
 	StopSandboxError  StopReason = "sandbox_error"
+	// StopOutOfReplies: a scripted model (llm.Scripted, TRIO_SCRIPT) had
+	// no reply left for a role; the detail names the role and turn.
+	StopOutOfReplies StopReason = "out_of_replies"
 )
 
 var stopExplanations = map[StopReason]string{
@@ -36,6 +39,7 @@ var stopExplanations = map[StopReason]string{
 	StopInterrupted:   "the run was interrupted; the checkpoint is written and the run can be resumed",
 	StopModelError:    "a model call failed; the detail says why",
 	StopSandboxError:  "the sandbox, a tool's infrastructure or the run folder failed",
+	StopOutOfReplies:  "the scripted model has no reply left for a role (the detail names it); add replies to the script and resume",
 }
 
 // Explain is a one-line human explanation of the reason.
@@ -57,12 +61,12 @@ func (r StopReason) Budget() bool {
 
 // Resumable reports whether Resume can continue a run that stopped this way.
 func (r StopReason) Resumable() bool {
-	return r == StopInterrupted || r == StopModelError || r == StopSandboxError
+	return r == StopInterrupted || r == StopModelError || r == StopSandboxError || r == StopOutOfReplies
 }
 
 // StopReasons lists every reason, in a stable order, for documentation.
 func StopReasons() []StopReason {
 	return []StopReason{StopCompleted, StopChecksFailed, StopSameFailure, StopRepeatedCall,
 		StopOscillation, StopBudgetSteps, StopBudgetRepairs, StopBudgetTokens, StopBudgetTime,
-		StopContextBudget, StopPlanInvalid, StopInterrupted, StopModelError, StopSandboxError}
+		StopContextBudget, StopPlanInvalid, StopInterrupted, StopModelError, StopSandboxError, StopOutOfReplies}
 }
