@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
 )
 
@@ -29,9 +30,11 @@ type Report struct {
 	Explanation string     `json:"explanation"`
 	Detail      string     `json:"detail,omitempty"`
 
-	Plan         *planner.Plan    `json:"plan,omitempty"`
-	SuiteVersion int              `json:"suite_version"`
-	Findings     *critic.Findings `json:"findings,omitempty"`
+	Plan *planner.Plan `json:"plan,omitempty"`
+	// PlanRejections say why each refused plan was refused, in order.
+	PlanRejections []string         `json:"plan_rejections,omitempty"`
+	SuiteVersion   int              `json:"suite_version"`
+	Findings       *critic.Findings `json:"findings,omitempty"`
 	// Analyses are the Worker's statements of what failed and why, one per
 	// repair round.
 	Analyses []string `json:"analyses,omitempty"`
@@ -250,6 +253,12 @@ func (r *Report) markdown(diff string) string {
 			fmt.Fprintf(&b, "\n%d calls reported no token usage; their tokens were estimated with the tokenizer.\n", estimated)
 		}
 	}
+	if len(r.PlanRejections) > 0 {
+		b.WriteString("\n## Plan rejections\n\n")
+		for i, p := range r.PlanRejections {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, oneLine(p, 800))
+		}
+	}
 	if len(r.Analyses) > 0 {
 		b.WriteString("\n## Repair analyses\n\n")
 		for i, a := range r.Analyses {
@@ -326,4 +335,26 @@ func (r *Report) changesMarkdown(b *strings.Builder, u string) {
 	if cut {
 		fmt.Fprintf(b, "\nThe diff is cut at %s; `trio diff %s` shows it whole.\n", byteSize(reportDiffMax), r.RunID)
 	}
+}
+
+// notePlanRejection is the Planner's observer: a request after the first
+// carries the Planner's feedback on the reply before it, which it refused
+// (planner.Plan sends the problems back once). The last refusal, which no
+// request follows, comes with the Planner's error (addPlanRejection).
+func (r *run) notePlanRejection(req llm.Request, _ llm.Response, _ error) {
+	if len(req.Messages) <= 2 {
+		return
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == llm.RoleUser {
+		r.addPlanRejection(last.Content)
+	}
+}
+
+// addPlanRejection records and shows why a plan was refused.
+func (r *run) addPlanRejection(why string) {
+	r.st.PlanRejections = append(r.st.PlanRejections, why)
+	n := len(r.st.PlanRejections)
+	r.trace(TraceEntry{Kind: "plan_rejected", Role: RolePlanner, Detail: why})
+	r.emit(Event{Kind: EventWarning, Role: RolePlanner, Message: fmt.Sprintf("plan %d rejected: %s", n, oneLine(why, 400))})
 }

@@ -492,7 +492,7 @@ func (r *run) loop(ctx context.Context) error {
 }
 
 func (r *run) plan(ctx context.Context) error {
-	opts := []planner.Option{}
+	opts := []planner.Option{planner.WithObserver(r.notePlanRejection)}
 	if p, ok := r.cfg.prompts[RolePlanner]; ok {
 		opts = append(opts, planner.WithPrompt(p))
 	}
@@ -511,6 +511,7 @@ func (r *run) plan(ctx context.Context) error {
 			return err
 		}
 		if errors.Is(err, planner.ErrInvalidPlan) {
+			r.addPlanRejection(err.Error())
 			return stopf(StopPlanInvalid, "%v", err)
 		}
 		return stopf(StopModelError, "%v", err)
@@ -636,7 +637,7 @@ func (r *run) report() *Report {
 	rep := &Report{
 		RunID: st.RunID, RunDir: abs, Goal: st.Goal, Workspace: st.Workspace,
 		Status: statusOf(st.Reason), Reason: st.Reason, Explanation: st.Reason.Explain(), Detail: st.Detail,
-		Plan: st.Plan, SuiteVersion: st.SuiteVersion, Findings: st.Findings, Analyses: st.Analyses,
+		Plan: st.Plan, PlanRejections: st.PlanRejections, SuiteVersion: st.SuiteVersion, Findings: st.Findings, Analyses: st.Analyses,
 		Started: st.Started, Finished: time.Now().UTC(),
 		Sandbox: st.Sandbox, Phase: string(st.Phase), Metadata: maps.Clone(st.Metadata),
 	}

@@ -79,10 +79,13 @@ type state struct {
 	Instructions *Instructions `json:"instructions,omitempty"`
 
 	// Baseline are the workspace's files before the run; never stray.
-	Baseline     []string          `json:"baseline,omitempty"`
-	Plan         *planner.Plan     `json:"plan,omitempty"`
-	Suite        *critic.TestSuite `json:"suite,omitempty"`
-	SuiteVersion int               `json:"suite_version"`
+	Baseline []string      `json:"baseline,omitempty"`
+	Plan     *planner.Plan `json:"plan,omitempty"`
+	// PlanRejections are why each plan the Planner replied with was
+	// refused, in order (the last one too, when the run stopped on it).
+	PlanRejections []string          `json:"plan_rejections,omitempty"`
+	Suite          *critic.TestSuite `json:"suite,omitempty"`
+	SuiteVersion   int               `json:"suite_version"`
 	// SuiteChanges are changes to the acceptance tests found on resume
 	// that no check has reported yet (see restoreOnResume).
 	SuiteChanges []critic.SuiteChange `json:"suite_changes,omitempty"`

@@ -113,6 +113,13 @@ func inspect(w io.Writer, dir string, all bool) error {
 		}
 	}
 
+	if len(st.PlanRejections) > 0 {
+		fmt.Fprintf(w, "\nPlan rejections (%d)\n", len(st.PlanRejections))
+		for i, p := range st.PlanRejections {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, clip(p, 400))
+		}
+	}
+
 	calls, err := readAudit(filepath.Join(dir, agent.AuditFile))
 	if err != nil {
 		return failure(err)

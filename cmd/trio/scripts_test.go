@@ -67,3 +67,44 @@ func TestScriptOutOfReplies(t *testing.T) {
 		t.Errorf("resume after adding the reply: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// Every refused plan is shown, on stderr, in inspect and in report.md,
+// not only the last one.
+func TestEveryPlanRejectionShown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.yaml")
+	src := `roles:
+  planner:
+    - output: {steps: [], risks: [], test_command: "", cli: [], tests_dir: ""}
+    - content: "no plan from me"
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := trio(t, dir, cleanEnv(envScript+"="+script), "run", "--goal", "anything", "--sandbox", "local", "--runs-dir", "runs")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "(plan_invalid)") {
+		t.Fatalf("exit %d, want 1 plan_invalid:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"plan 1 rejected: Your plan cannot be used: - steps", "plan 2 rejected:"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	in := trio(t, dir, nil, "inspect", runs[0])
+	if !strings.Contains(in.stdout, "Plan rejections (2)\n  1. Your plan cannot be used: - steps") || !strings.Contains(in.stdout, "\n  2. planner: the model's plan was invalid twice") {
+		t.Errorf("inspect:\n%s", in.stdout)
+	}
+	// The model each role's replies came from.
+	if !strings.Contains(in.stdout, "planner") || !strings.Contains(in.stdout, "Model, tokens and cost per role") {
+		t.Errorf("inspect lacks the models per role:\n%s", in.stdout)
+	}
+	md, _ := os.ReadFile(filepath.Join(runs[0], "report.md"))
+	if strings.Count(string(md), "\n1. Your plan cannot be used") != 1 || !strings.Contains(string(md), "\n2. planner: the model's plan was invalid twice") {
+		t.Errorf("report.md:\n%s", md)
+	}
+}
