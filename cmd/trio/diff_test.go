@@ -63,6 +63,17 @@ func TestDiffDemo(t *testing.T) {
 	if !strings.Contains(in.stdout, "Changes against the starting workspace") || !strings.Contains(in.stdout, "added    md/md.go") {
 		t.Errorf("inspect lacks the per-file summary:\n%s", in.stdout)
 	}
+	// The earlier failing verdict with its failure, the Worker's analysis
+	// and the model of each role.
+	for _, want := range []string{
+		"1. fail (suite v1)", "     - TestRenderInline/two_bold_spans [assertion] at acceptance/render_test.go:47",
+		"2. pass", "Worker's repair analyses", "round 1: What failed: the acceptance test TestRenderInline/two_bold_spans",
+		" worker", "critic", "planner",
+	} {
+		if !strings.Contains(in.stdout, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, in.stdout)
+		}
+	}
 	// A folder that is no run exits 3.
 	if r := trio(t, dir, nil, "diff", "ws"); r.code != exitConfig {
 		t.Errorf("diff of a non-run: exit %d\n%s", r.code, r.stderr)
