@@ -428,7 +428,7 @@ func TestExitCode(t *testing.T) {
 		agent.StopCompleted: 0, agent.StopInterrupted: 130,
 		agent.StopBudgetSteps: 2, agent.StopBudgetRepairs: 2, agent.StopBudgetTokens: 2, agent.StopBudgetTime: 2, agent.StopContextBudget: 2,
 		agent.StopChecksFailed: 1, agent.StopSameFailure: 1, agent.StopRepeatedCall: 1, agent.StopOscillation: 1,
-		agent.StopPlanInvalid: 1, agent.StopModelError: 1, agent.StopSandboxError: 1,
+		agent.StopPlanInvalid: 1, agent.StopModelError: 1, agent.StopSandboxError: 1, agent.StopOutOfReplies: 1,
 	}
 	for _, r := range agent.StopReasons() {
 		w, ok := want[r]
@@ -479,8 +479,9 @@ func TestContainerdUnreachable(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "no.sock")
 	r := trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock), "demo", "--sandbox", "containerd", "--workspace", "ws", "--runs-dir", "runs")
-	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || strings.Count(r.stderr, "--sandbox local") != 1 {
-		t.Errorf("exit %d; want the socket and the --sandbox local hint once:\n%s", r.code, r.stderr)
+	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || strings.Count(r.stderr, "--sandbox local") != 1 ||
+		!strings.Contains(r.stderr, "sandbox: {kind: local}") || strings.Contains(r.stderr, "sandbox: local`") {
+		t.Errorf("exit %d; want the socket, the --sandbox local hint once and the trio.yaml form the config accepts:\n%s", r.code, r.stderr)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); len(entries) != 0 {
 		t.Errorf("run folders left: %v", entries)
@@ -719,6 +720,12 @@ func TestRunPolicyWorkspace(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, tt.want, "go.mod")); err != nil {
 				t.Errorf("the project is not in %s: %v\n%s", tt.want, err, r.stderr)
+			}
+			// The policy's workspace is said, even with --quiet; a chosen
+			// one needs no note.
+			note := "trio: building in " + filepath.Join(dir, "proj") + ", the policy's workspace"
+			if strings.Contains(r.stderr, note) != (tt.flag == "") {
+				t.Errorf("the note %q: shown %v, want %v\n%s", note, !(tt.flag == ""), tt.flag == "", r.stderr)
 			}
 		})
 	}

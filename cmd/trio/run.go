@@ -460,6 +460,9 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 		// policy's when it names one, else runs/<run-id>/workspace.
 		if f.workspace != "" {
 			opts = append(opts, agent.WithWorkspace(f.workspace))
+		} else if ws := pol.Workspace(); ws != "" && ws != "." {
+			// Not silently: a second run would find the first one's files.
+			fmt.Fprintf(io.err, "trio: building in %s, the policy's workspace (workspace: %s in %s); --workspace chooses another\n", abs(ws), ws, policyName(polPath))
 		}
 		if f.tests != "" {
 			opts = append(opts, agent.WithTests(f.tests, f.withDesigned))
@@ -478,7 +481,7 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	switch {
 	case err == nil:
 	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
-		return configError(err) // its message names --sandbox local already
+		return configError(withLocalAdvice(err))
 	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig),
 		errors.Is(err, agent.ErrInvalidInput), errors.Is(err, agent.ErrLocked):
 		return configError(err)
@@ -564,4 +567,18 @@ func abs(p string) string {
 		return a
 	}
 	return p
+}
+
+// withLocalAdvice adds the command's way to the local sandbox to a
+// library error that names the local kind in the library's words.
+func withLocalAdvice(err error) error {
+	return fmt.Errorf("%w\n  To run commands without isolation instead: --sandbox local, or in trio.yaml: sandbox: {kind: local}", err)
+}
+
+// policyName is the policy file for messages ("the built-in policy" for "").
+func policyName(path string) string {
+	if path == "" {
+		return "the built-in policy"
+	}
+	return path
 }
