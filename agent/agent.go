@@ -151,7 +151,7 @@ const DefaultMaxGoalBytes = 256 << 10
 // is created or asked.
 func checkGoal(goal string, limit int) error {
 	if len(goal) > limit {
-		return invalidInput(fmt.Errorf("agent: the goal is %s, more than the limit of %s (Budgets.MaxGoalBytes, budgets.max_goal_bytes in trio.yaml)", byteSize(int64(len(goal))), byteSize(int64(limit))))
+		return invalidInput(fmt.Errorf("agent: the goal is %s, more than the limit of %s (Budgets.MaxGoalBytes)", byteSize(int64(len(goal))), byteSize(int64(limit))))
 	}
 	if !utf8.ValidString(goal) {
 		i := 0

@@ -353,6 +353,7 @@ func TestSuspectTestRepairsTests(t *testing.T) {
 
 // countArgs are the arguments of the counting tool.
 type countArgs struct {
+	tools.NoEffects
 	N int `json:"n"`
 }
 

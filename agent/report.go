@@ -228,7 +228,7 @@ func (r *Report) markdown(diff string) string {
 	row("model time", m.ModelTime.Round(time.Millisecond))
 	row("tool time", m.ToolTime.Round(time.Millisecond))
 	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
-	b.WriteString("\n### Per role\n\n| role | model | calls | retries | prompt tokens | cached read / written | completion tokens | cost | time |\n" +
+	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | cached read / written | completion tokens | cost | time | model |\n" +
 		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	estimated := 0
 	roles := make([]string, 0, len(m.Roles))
@@ -242,8 +242,8 @@ func (r *Report) markdown(diff string) string {
 		if model == "" {
 			model = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d / %d | %d | %s | %s |\n", k, model, u.Calls, u.Retries, u.PromptTokens,
-			u.CachedPromptTokens, u.CacheWriteTokens, u.CompletionTokens, u.CostText(), u.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d / %d | %d | %s | %s | %s |\n", k, u.Calls, u.Retries, u.PromptTokens,
+			u.CachedPromptTokens, u.CacheWriteTokens, u.CompletionTokens, u.CostText(), u.Duration.Round(time.Millisecond), model)
 		estimated += u.Estimated
 	}
 	if estimated > 0 {

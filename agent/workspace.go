@@ -89,5 +89,5 @@ func checkReuse(ws, runID string, reuse bool) error {
 	if len(files) == 0 {
 		return nil
 	}
-	return invalidInput(fmt.Errorf("agent: workspace %s holds files left by run %s: %w; choose an empty or new workspace, remove the files, or reuse them on purpose (agent.WithReuseWorkspace; trio run --reuse-workspace)", ws, h.RunID, ErrWorkspaceUsed))
+	return invalidInput(fmt.Errorf("agent: workspace %s holds files left by run %s: %w; choose an empty or new workspace, remove the files, or reuse them on purpose (WithReuseWorkspace)", ws, h.RunID, ErrWorkspaceUsed))
 }

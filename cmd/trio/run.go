@@ -482,6 +482,8 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	case err == nil:
 	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
+	case errors.Is(err, agent.ErrWorkspaceUsed):
+		return configError(fmt.Errorf("%w\n  To build on those files: trio run --reuse-workspace; or give another --workspace", err))
 	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig),
 		errors.Is(err, agent.ErrInvalidInput), errors.Is(err, agent.ErrLocked):
 		return configError(err)
