@@ -397,7 +397,7 @@ func TestToolsJSON(t *testing.T) {
 	// A description announcing a list ("in one of two ways:") keeps it; a
 	// comma in a field's description does not cut it short.
 	if r := trio(t, dir, nil, "tools"); r.code != 0 || !strings.Contains(r.stdout, "path (string, required)") || !strings.Contains(r.stdout, "finish_step") ||
-		!strings.Contains(r.stdout, "in one of two ways:\n  1. ") || !strings.Contains(r.stdout, "What the step did, in a sentence or two.") {
+		!strings.Contains(r.stdout, "in one of three ways:\n  1. ") || !strings.Contains(r.stdout, "What the step did, in a sentence or two.") {
 		t.Errorf("tools: exit %d\n%s", r.code, r.stdout)
 	}
 }
