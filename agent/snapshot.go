@@ -255,6 +255,10 @@ func (c *Changeset) Unified() string {
 	return b.String()
 }
 
+// FileDiff is one file's unified diff ("" for a binary or large file, or
+// a path the changeset does not hold).
+func (c *Changeset) FileDiff(path string) string { return c.diffs[path] }
+
 // Totals are the lines added and removed over every file.
 func (c *Changeset) Totals() (added, removed int) {
 	for _, f := range c.Files {
