@@ -99,6 +99,9 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	if err := checkWorkspace(ws); err != nil {
 		return nil, err
 	}
+	if err := checkReuse(ws, id, a.cfg.reuseWorkspace); err != nil {
+		return nil, err
+	}
 	// Before the run folder exists: containerd asked for and unreachable
 	// leaves nothing behind.
 	choice, err := a.chooseSandbox(ctx)
@@ -123,6 +126,12 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 		return nil, err
 	}
 	defer wsLock.release()
+	// Once, under the workspace's lock and before anything can write:
+	// Diff compares with this.
+	if err := takeSnapshot(ws, dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("agent: %w", err)
+	}
 	rep, err := a.execute(ctx, dir, st, false, choice, nil)
 	if rep == nil && err != nil {
 		// Nothing ran (the sandbox or the run folder could not be set up):
@@ -142,7 +151,7 @@ const DefaultMaxGoalBytes = 256 << 10
 // is created or asked.
 func checkGoal(goal string, limit int) error {
 	if len(goal) > limit {
-		return invalidInput(fmt.Errorf("agent: the goal is %s, more than the limit of %s (Budgets.MaxGoalBytes, budgets.max_goal_bytes in trio.yaml)", byteSize(int64(len(goal))), byteSize(int64(limit))))
+		return invalidInput(fmt.Errorf("agent: the goal is %s, more than the limit of %s (Budgets.MaxGoalBytes)", byteSize(int64(len(goal))), byteSize(int64(limit))))
 	}
 	if !utf8.ValidString(goal) {
 		i := 0
@@ -268,6 +277,15 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		return nil, err
 	}
 	defer wsLock.release()
+	if st.Phase == phasePlan {
+		// Killed between the run folder's creation and its snapshot:
+		// nothing has written to the workspace yet (the Planner reads
+		// only), so the snapshot is still the starting workspace. A
+		// snapshot that exists is never retaken.
+		if err := takeSnapshot(st.Workspace, runDir); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+	}
 	choice, err := a.chooseSandbox(ctx)
 	if err != nil {
 		return nil, err

@@ -186,6 +186,17 @@ func TestStops(t *testing.T) {
 			want: agent.StopBudgetSteps, inDetail: "2 Worker turns",
 		},
 		{
+			// A step that has not finished in MaxSteps turns stops the run
+			// instead of going on to the Critic (which has no reply here).
+			name: "step budget",
+			model: newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+				add(agent.RoleWorker,
+					calls("", call{"list_files", map[string]any{}}),
+					calls("", call{"read_file", map[string]any{"path": "acceptance/calc_test.go"}})),
+			opts: []agent.Option{agent.WithBudgets(agent.Budgets{MaxSteps: 2})},
+			want: agent.StopBudgetSteps, inDetail: "plan step 1: 2 Worker turns spent without finish_step (MaxSteps",
+		},
+		{
 			name: "token budget",
 			model: newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
 				add(agent.RoleWorker, calls("", call{"list_files", map[string]any{}})),
@@ -342,6 +353,7 @@ func TestSuspectTestRepairsTests(t *testing.T) {
 
 // countArgs are the arguments of the counting tool.
 type countArgs struct {
+	tools.NoEffects
 	N int `json:"n"`
 }
 

@@ -31,6 +31,7 @@ func (m *loopModel) Complete(_ context.Context, req llm.Request) (llm.Response, 
 }
 
 type noopArgs struct {
+	tools.NoEffects
 	N int `json:"n"`
 }
 

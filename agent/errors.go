@@ -43,3 +43,12 @@ func invalidInput(err error) error {
 	}
 	return inputError{err}
 }
+
+// ErrNoSnapshot is wrapped by Diff when a run folder has no snapshot of
+// the workspace as the run started (a run made before snapshots existed).
+var ErrNoSnapshot = errors.New("no starting snapshot of the workspace")
+
+// ErrWorkspaceUsed is wrapped (with ErrInvalidInput) when Run is given a
+// workspace that holds files another run left there; WithReuseWorkspace
+// accepts it.
+var ErrWorkspaceUsed = errors.New("workspace holds another run's files")

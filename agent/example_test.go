@@ -40,6 +40,8 @@ roles:
 
 // TicketArgs are the arguments of an embedder's own tool.
 type TicketArgs struct {
+	// The lookup reads the embedder's own map: nothing for the policy.
+	tools.NoEffects
 	ID string `json:"id" jsonschema:"description=Ticket id such as TRIO-1."`
 }
 

@@ -13,6 +13,8 @@ var finishStepDescription string
 
 // FinishArgs are the arguments of finish_step.
 type FinishArgs struct {
+	// finish_step only ends the step: nothing for the policy to judge.
+	tools.NoEffects
 	Note string `json:"note" jsonschema:"description=What the step did\\, in a sentence or two."`
 }
 

@@ -66,6 +66,11 @@ func (r *run) observeCall(rec tools.Record, note *walNote) {
 	}
 	if rec.Answer != nil {
 		c.Confirmations++
+		if *rec.Answer == policy.AnswerNo {
+			c.Refused++
+		} else {
+			c.Approved++
+		}
 	}
 }
 

@@ -28,8 +28,8 @@ func (a *Agent) chooseIsolated(ctx context.Context, sc SandboxConfig, cdErr erro
 	why := fmt.Errorf("containerd: %w; userns: %w", cdErr, usErr)
 	refuse := func(because string) error {
 		return fmt.Errorf("agent: %w (%s). Three ways forward: start containerd (`sudo systemctl start containerd`); "+
-			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; or pass `--sandbox local` "+
-			"(trio.yaml: `sandbox: local`) to run every command WITHOUT isolation. Why: %w", ErrNoIsolation, because, why)
+			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; or choose the local kind "+
+			"(SandboxConfig{Kind: SandboxLocal}), which runs every command WITHOUT isolation. Why: %w", ErrNoIsolation, because, why)
 	}
 	pol := a.cfg.policy
 	switch {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +36,9 @@ type RoleUsage struct {
 	// Priced says a price was known, so a zero Cost is a real zero.
 	Cost   float64 `json:"cost,omitempty"`
 	Priced bool    `json:"priced,omitempty"`
+	// Model is the model the role's replies came from, as the endpoint
+	// named it (several, comma-separated, when the role's model changed).
+	Model string `json:"model,omitempty"`
 }
 
 // CostText is the role's cost for people: four decimals, or "—" without
@@ -120,8 +125,17 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	}
 	tot := m.r.addUsage(req.Agent, usage, estimated, d, err)
 	m.r.addCost(req.Agent, usage)
+	if err == nil {
+		m.r.noteModel(req.Agent, resp.Model)
+	}
 	if err != nil && ctx.Err() == nil {
 		m.r.lastModelErr = err
+		if errors.Is(err, llm.ErrScriptExhausted) {
+			// Not a failure of a model: the script is shorter than the
+			// run. Whichever role's code turns the error into a stop,
+			// the run says so (classify prefers r.refused).
+			m.r.refused = &stop{reason: StopOutOfReplies, detail: fmt.Sprintf("the script has no reply left for role %s: %v", req.Agent, err)}
+		}
 	}
 	msg := resp.Message
 	te := TraceEntry{Kind: "model_reply", Role: req.Agent, Reply: &msg, Usage: &usage, UsageEstimated: estimated, FinishReason: resp.FinishReason, Duration: d}
@@ -278,4 +292,21 @@ func errorType(ctx context.Context, err error) string {
 		return "canceled"
 	}
 	return fmt.Sprintf("%T", err)
+}
+
+// noteModel records the model a role's reply came from.
+func (r *run) noteModel(role, model string) {
+	if model == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u := r.st.Usage[role]
+	if !slices.Contains(strings.Split(u.Model, ", "), model) {
+		if u.Model != "" {
+			u.Model += ", "
+		}
+		u.Model += model
+	}
+	r.st.Usage[role] = u
 }

@@ -33,7 +33,8 @@ const FinishStepName = "finish_step"
 // Budgets bound one run. A zero field means the default of DefaultBudgets.
 type Budgets struct {
 	// MaxSteps is the Worker turns (model replies) allowed per plan step or
-	// repair round; at the limit the step ends and the run goes on.
+	// repair round; a step or round that has not called finish_step by
+	// then stops the run (stop reason budget_steps).
 	MaxSteps int `json:"max_steps"`
 	// MaxTotalTurns is the Worker turns allowed in the whole run
 	// (stop reason budget_steps).
@@ -94,10 +95,12 @@ type Option func(*config) error
 
 type config struct {
 	workspace string
-	runsDir   string
-	runID     string
-	policy    *policy.Policy
-	sandbox   sandbox.Sandbox
+	// reuseWorkspace accepts a workspace another run left files in.
+	reuseWorkspace bool
+	runsDir        string
+	runID          string
+	policy         *policy.Policy
+	sandbox        sandbox.Sandbox
 	// sandboxCfg describes the sandbox the run opens (WithSandboxConfig).
 	sandboxCfg *SandboxConfig
 	metadata   map[string]string

@@ -159,3 +159,38 @@ func TestPolicyWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// answers replies with the given answers in turn.
+type answers struct{ next []policy.Answer }
+
+func (c *answers) Confirm(_ context.Context, req policy.ConfirmRequest) (policy.Answer, error) {
+	a := c.next[0]
+	c.next = c.next[1:]
+	return a, nil
+}
+
+// A prompt answered "n" is counted as refused, not as approved.
+func TestConfirmationsApprovedAndRefused(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse("test.yaml", []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"go test *\"]\n  ask: [\"go version\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	cf := &answers{next: []policy.Answer{policy.AnswerYes, policy.AnswerNo}}
+	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker,
+			calls("", call{"run_command", map[string]string{"command": "go version"}}),
+			calls("", call{"run_command", map[string]string{"command": "go version"}}),
+			calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	rep := run(t, m, nil, e.opts(agent.WithPolicy(p), agent.WithConfirmer(cf))...)
+	if rep.Reason != agent.StopCompleted {
+		t.Fatalf("reason %s (%s)", rep.Reason, rep.Detail)
+	}
+	if mt := rep.Metrics; mt.Confirmations != 2 || mt.Approved != 1 || mt.Refused != 1 || mt.Denials != 1 {
+		t.Errorf("confirmations %d, approved %d, refused %d, denials %d; want 2, 1, 1, 1", mt.Confirmations, mt.Approved, mt.Refused, mt.Denials)
+	}
+	if md := readFile(t, filepath.Join(e.runs, "run", agent.ReportMD)); !strings.Contains(md, "| confirmations asked (approved / refused) | 2 (1 / 1) |") {
+		t.Errorf("report.md:\n%s", md)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trioagent/trio/critic"
+	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
 )
 
@@ -29,9 +30,11 @@ type Report struct {
 	Explanation string     `json:"explanation"`
 	Detail      string     `json:"detail,omitempty"`
 
-	Plan         *planner.Plan    `json:"plan,omitempty"`
-	SuiteVersion int              `json:"suite_version"`
-	Findings     *critic.Findings `json:"findings,omitempty"`
+	Plan *planner.Plan `json:"plan,omitempty"`
+	// PlanRejections say why each refused plan was refused, in order.
+	PlanRejections []string         `json:"plan_rejections,omitempty"`
+	SuiteVersion   int              `json:"suite_version"`
+	Findings       *critic.Findings `json:"findings,omitempty"`
 	// Analyses are the Worker's statements of what failed and why, one per
 	// repair round.
 	Analyses []string `json:"analyses,omitempty"`
@@ -40,6 +43,12 @@ type Report struct {
 	Instructions []string `json:"instructions,omitempty"`
 	// Files are the workspace's files when the run ended.
 	Files []string `json:"files"`
+	// Changes are the files the run added, modified and deleted against
+	// the workspace as it started (see Diff), with their line counts;
+	// report.md holds the unified diff too (Diff gives it). ChangesNote says why they are
+	// missing or incomplete.
+	Changes     []FileChange `json:"changes"`
+	ChangesNote string       `json:"changes_note,omitempty"`
 	// Sandbox is where the last session's commands ran and what it
 	// enforced, as sandbox.Info.Summary says it ("containerd",
 	// "local (not isolated)", "userns; enforced: timeout 5m0s, ...").
@@ -158,7 +167,9 @@ func (m *Metrics) CostText() string {
 	return s
 }
 
-func (r *Report) write(dir string) error {
+// write writes report.json and report.md; diff is the unified diff for
+// report.md.
+func (r *Report) write(dir, diff string) error {
 	r.Metrics.sumCost()
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -167,11 +178,14 @@ func (r *Report) write(dir string) error {
 	if err := writeFileAtomic(filepath.Join(dir, ReportJSON), append(b, '\n')); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, ReportMD), []byte(r.Markdown()))
+	return writeFileAtomic(filepath.Join(dir, ReportMD), []byte(r.markdown(diff)))
 }
 
-// Markdown renders the report for people.
-func (r *Report) Markdown() string {
+// Markdown renders the report for people (without the diff, which
+// report.md holds: see Diff).
+func (r *Report) Markdown() string { return r.markdown("") }
+
+func (r *Report) markdown(diff string) string {
 	var b strings.Builder
 	m := r.Metrics
 	fmt.Fprintf(&b, "# Trio run %s\n\n", r.RunID)
@@ -210,15 +224,15 @@ func (r *Report) Markdown() string {
 	row("tool calls", m.ToolCalls)
 	row("tool failures", m.ToolFailures)
 	row("denials", m.Denials)
-	row("confirmations", m.Confirmations)
+	row("confirmations asked (approved / refused)", fmt.Sprintf("%d (%d / %d)", m.Confirmations, m.Approved, m.Refused))
 	row("malformed replies", m.Malformed)
 	row("summaries / maskings", fmt.Sprintf("%d / %d", m.Summaries, m.Masked))
 	row("wall time", m.WallTime.Round(time.Millisecond))
 	row("model time", m.ModelTime.Round(time.Millisecond))
 	row("tool time", m.ToolTime.Round(time.Millisecond))
 	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
-	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | cached read / written | completion tokens | cost | time |\n" +
-		"| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | cached read / written | completion tokens | cost | time | model |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	estimated := 0
 	roles := make([]string, 0, len(m.Roles))
 	for k := range m.Roles {
@@ -227,8 +241,12 @@ func (r *Report) Markdown() string {
 	slices.Sort(roles)
 	for _, k := range roles {
 		u := m.Roles[k]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d / %d | %d | %s | %s |\n", k, u.Calls, u.Retries, u.PromptTokens,
-			u.CachedPromptTokens, u.CacheWriteTokens, u.CompletionTokens, u.CostText(), u.Duration.Round(time.Millisecond))
+		model := u.Model
+		if model == "" {
+			model = "—"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d / %d | %d | %s | %s | %s |\n", k, u.Calls, u.Retries, u.PromptTokens,
+			u.CachedPromptTokens, u.CacheWriteTokens, u.CompletionTokens, u.CostText(), u.Duration.Round(time.Millisecond), model)
 		estimated += u.Estimated
 	}
 	if estimated > 0 {
@@ -236,6 +254,12 @@ func (r *Report) Markdown() string {
 			b.WriteString("\n1 call reported no token usage; its tokens were estimated with the tokenizer.\n")
 		} else {
 			fmt.Fprintf(&b, "\n%d calls reported no token usage; their tokens were estimated with the tokenizer.\n", estimated)
+		}
+	}
+	if len(r.PlanRejections) > 0 {
+		b.WriteString("\n## Plan rejections\n\n")
+		for i, p := range r.PlanRejections {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, oneLine(p, 800))
 		}
 	}
 	if len(r.Analyses) > 0 {
@@ -249,6 +273,7 @@ func (r *Report) Markdown() string {
 		b.WriteString(findingsText(*r.Findings))
 		b.WriteString("\n")
 	}
+	r.changesMarkdown(&b, diff)
 	if len(r.Files) > 0 {
 		b.WriteString("\n## Files\n\n")
 		for _, f := range r.Files {
@@ -269,4 +294,70 @@ func oneLine(s string, max int) string {
 		max--
 	}
 	return s[:max] + "…"
+}
+
+// reportDiffMax caps the unified diff in report.md; trio diff shows it whole.
+const reportDiffMax = 256 << 10
+
+// changesMarkdown writes the changeset: a line per file, then the diff.
+func (r *Report) changesMarkdown(b *strings.Builder, u string) {
+	b.WriteString("\n## Changes\n\n")
+	if r.ChangesNote != "" {
+		fmt.Fprintf(b, "%s\n\n", r.ChangesNote)
+	}
+	if len(r.Changes) == 0 {
+		if r.ChangesNote == "" {
+			b.WriteString("No file changed.\n")
+		}
+		return
+	}
+	cs := Changeset{Files: r.Changes}
+	add, del := cs.Totals()
+	fmt.Fprintf(b, "%s, +%d −%d lines, against the workspace as the run started:\n\n", plural(len(r.Changes), "file", "files"), add, del)
+	for _, f := range r.Changes {
+		fmt.Fprintf(b, "- `%s` %s +%d −%d", f.Path, f.Status, f.Added, f.Removed)
+		if f.Note != "" {
+			fmt.Fprintf(b, " (%s)", f.Note)
+		}
+		b.WriteString("\n")
+	}
+	if u == "" {
+		return
+	}
+	cut := false
+	if len(u) > reportDiffMax {
+		n := strings.LastIndexByte(u[:reportDiffMax], '\n')
+		u, cut = u[:n+1], true
+	}
+	// A fence longer than any run of backticks in the diff.
+	fence := "```"
+	for strings.Contains(u, fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(b, "\n%sdiff\n%s%s\n", fence, u, fence)
+	if cut {
+		fmt.Fprintf(b, "\nThe diff is cut at %s; `trio diff %s` shows it whole.\n", byteSize(reportDiffMax), r.RunID)
+	}
+}
+
+// notePlanRejection is the Planner's observer: a request after the first
+// carries the Planner's feedback on the reply before it, which it refused
+// (planner.Plan sends the problems back once). The last refusal, which no
+// request follows, comes with the Planner's error (addPlanRejection).
+func (r *run) notePlanRejection(req llm.Request, _ llm.Response, _ error) {
+	if len(req.Messages) <= 2 {
+		return
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == llm.RoleUser {
+		r.addPlanRejection(last.Content)
+	}
+}
+
+// addPlanRejection records and shows why a plan was refused.
+func (r *run) addPlanRejection(why string) {
+	r.st.PlanRejections = append(r.st.PlanRejections, why)
+	n := len(r.st.PlanRejections)
+	r.trace(TraceEntry{Kind: "plan_rejected", Role: RolePlanner, Detail: why})
+	r.emit(Event{Kind: EventWarning, Role: RolePlanner, Message: fmt.Sprintf("plan %d rejected: %s", n, oneLine(why, 400))})
 }

@@ -88,6 +88,8 @@ type run struct {
 	refused *stop
 	// critic tracks the Critic's calls of the current check in calls.jsonl.
 	criticLog criticWAL
+	// unified is the run's diff as report() last computed it, for report.md.
+	unified string
 }
 
 // stop ends the run with a reason; it travels as an error through the loop.
@@ -197,6 +199,7 @@ func (r *run) open(ctx context.Context) error {
 	if r.ws, err = tools.OpenWorkspace(r.st.Workspace, r.sb, limits); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	r.ws.MaxFile = r.cfg.policy.Limits().File
 	r.reg, err = runRegistry(r.ws, r.a.reg)
 	if err == nil {
 		err = r.registerRoleTools()
@@ -489,7 +492,7 @@ func (r *run) loop(ctx context.Context) error {
 }
 
 func (r *run) plan(ctx context.Context) error {
-	opts := []planner.Option{}
+	opts := []planner.Option{planner.WithObserver(r.notePlanRejection)}
 	if p, ok := r.cfg.prompts[RolePlanner]; ok {
 		opts = append(opts, planner.WithPrompt(p))
 	}
@@ -511,6 +514,7 @@ func (r *run) plan(ctx context.Context) error {
 			return err
 		}
 		if errors.Is(err, planner.ErrInvalidPlan) {
+			r.addPlanRejection(err.Error())
 			return stopf(StopPlanInvalid, "%v", err)
 		}
 		return stopf(StopModelError, "%v", err)
@@ -616,7 +620,7 @@ func (r *run) finish(reason StopReason, detail string) (*Report, error) {
 	r.trace(TraceEntry{Kind: "stop", Reason: reason, Detail: detail})
 	r.stopHooks(reason, detail)
 	cerr := r.checkpointCursor(!reason.Resumable())
-	werr := rep.write(r.dir)
+	werr := rep.write(r.dir, r.unified)
 	// Observers see run_finished once report.json is on disk.
 	r.emit(Event{Kind: EventRunFinished, Reason: reason, Verdict: rep.Status, Message: reason.Explain(),
 		Duration: rep.Metrics.WallTime, Tokens: Tokens{TotalPrompt: rep.Metrics.PromptTokens, TotalCompletion: rep.Metrics.CompletionTokens},
@@ -639,11 +643,12 @@ func (r *run) report() *Report {
 	rep := &Report{
 		RunID: st.RunID, RunDir: abs, Goal: st.Goal, Workspace: st.Workspace,
 		Status: statusOf(st.Reason), Reason: st.Reason, Explanation: st.Reason.Explain(), Detail: st.Detail,
-		Plan: st.Plan, SuiteVersion: st.SuiteVersion, Findings: st.Findings, Analyses: st.Analyses,
+		Plan: st.Plan, PlanRejections: st.PlanRejections, SuiteVersion: st.SuiteVersion, Findings: st.Findings, Analyses: st.Analyses,
 		Started: st.Started, Finished: time.Now().UTC(),
 		Sandbox: st.Sandbox, Phase: string(st.Phase), Metadata: maps.Clone(st.Metadata),
 	}
 	rep.Files, _ = workspaceFiles(st.Workspace, 2000)
+	rep.Changes, rep.ChangesNote, r.unified = changesOf(r.dir, st.Workspace)
 	rep.Instructions = st.Instructions.Paths()
 	m := &rep.Metrics
 	m.Completed = st.Reason == StopCompleted

@@ -62,7 +62,7 @@ func TestSandboxUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := a.Run(context.Background(), "anything")
-	if rep != nil || !errors.Is(err, containerd.ErrUnavailable) || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "sandbox: local") ||
+	if rep != nil || !errors.Is(err, containerd.ErrUnavailable) || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "the local sandbox kind") || strings.Contains(err.Error(), "--sandbox") ||
 		!strings.HasPrefix(err.Error(), "agent: containerd unavailable at ") {
 		t.Fatalf("Run: %v, %v; want ErrUnavailable naming %s and the local fallback, without a stuttering prefix", rep, err, sock)
 	}
@@ -127,7 +127,7 @@ func TestSandboxNoIsolation(t *testing.T) {
 			if rep != nil || !errors.Is(err, agent.ErrNoIsolation) || !errors.Is(err, userns.ErrUnavailable) || !errors.Is(err, containerd.ErrUnavailable) {
 				t.Fatalf("Run: %v, %v; want ErrNoIsolation", rep, err)
 			}
-			for _, way := range []string{"start containerd", "enable unprivileged user namespaces", "--sandbox local"} {
+			for _, way := range []string{"start containerd", "enable unprivileged user namespaces", "SandboxConfig{Kind: SandboxLocal}"} {
 				if !strings.Contains(err.Error(), way) {
 					t.Errorf("the error does not say %q: %v", way, err)
 				}

@@ -44,8 +44,11 @@ type Counters struct {
 	ToolFailures int `json:"tool_failures"`
 	// Denials are calls the policy or a person refused.
 	Denials int `json:"denials"`
-	// Confirmations are calls a person was asked about.
+	// Confirmations are calls a person was asked about: Approved of them
+	// were answered yes (once or always), Refused no (a timeout included).
 	Confirmations int `json:"confirmations"`
+	Approved      int `json:"approved"`
+	Refused       int `json:"refused"`
 	// Replayed counts Worker calls whose result came from calls.jsonl on
 	// resume instead of running again.
 	Replayed int `json:"replayed,omitempty"`
@@ -81,8 +84,11 @@ type state struct {
 	// reads only what the run changed.
 	BaselineSums map[string]string `json:"baseline_sums,omitempty"`
 	Plan         *planner.Plan     `json:"plan,omitempty"`
-	Suite        *critic.TestSuite `json:"suite,omitempty"`
-	SuiteVersion int               `json:"suite_version"`
+	// PlanRejections are why each plan the Planner replied with was
+	// refused, in order (the last one too, when the run stopped on it).
+	PlanRejections []string          `json:"plan_rejections,omitempty"`
+	Suite          *critic.TestSuite `json:"suite,omitempty"`
+	SuiteVersion   int               `json:"suite_version"`
 	// SuiteChanges are changes to the acceptance tests found on resume
 	// that no check has reported yet (see restoreOnResume).
 	SuiteChanges []critic.SuiteChange `json:"suite_changes,omitempty"`

@@ -24,6 +24,9 @@ const (
 	StopReviewBlocked StopReason = "review_blocked"
 	// StopErrorsIncreasing: the number of failures grew two rounds running.
 	StopErrorsIncreasing StopReason = "errors_increasing"
+	// StopOutOfReplies: a scripted model (llm.Scripted, TRIO_SCRIPT) had
+	// no reply left for a role; the detail names the role and turn.
+	StopOutOfReplies StopReason = "out_of_replies"
 )
 
 var stopExplanations = map[StopReason]string{
@@ -32,7 +35,7 @@ var stopExplanations = map[StopReason]string{
 	StopSameFailure:   "the same failure came back twice in a row after a repair",
 	StopRepeatedCall:  "the Worker repeated the same tool call with the same result three times",
 	StopOscillation:   "the run alternated between two states (A, B, A, B)",
-	StopBudgetSteps:   "the budget of Worker turns is spent",
+	StopBudgetSteps:   "the budget of Worker turns is spent (per step or repair round, or in the whole run)",
 	StopBudgetRepairs: "the budget of repair rounds is spent and the checks still fail",
 	StopBudgetTokens:  "the token budget is spent",
 	StopBudgetTime:    "the wall-time budget is spent",
@@ -44,6 +47,7 @@ var stopExplanations = map[StopReason]string{
 
 	StopReviewBlocked:    "every check passes, but the reviewer still finds a blocking problem after its extra rounds",
 	StopErrorsIncreasing: "the number of failures grew two repair rounds running",
+	StopOutOfReplies:     "the scripted model has no reply left for a role (the detail names it); add replies to the script and resume",
 }
 
 // Explain is a one-line human explanation of the reason.
@@ -65,7 +69,7 @@ func (r StopReason) Budget() bool {
 
 // Resumable reports whether Resume can continue a run that stopped this way.
 func (r StopReason) Resumable() bool {
-	return r == StopInterrupted || r == StopModelError || r == StopSandboxError
+	return r == StopInterrupted || r == StopModelError || r == StopSandboxError || r == StopOutOfReplies
 }
 
 // StopReasons lists every reason, in a stable order, for documentation.
@@ -73,5 +77,5 @@ func StopReasons() []StopReason {
 	return []StopReason{StopCompleted, StopChecksFailed, StopSameFailure, StopRepeatedCall,
 		StopOscillation, StopBudgetSteps, StopBudgetRepairs, StopBudgetTokens, StopBudgetTime,
 		StopContextBudget, StopPlanInvalid, StopInterrupted, StopModelError, StopSandboxError,
-		StopReviewBlocked, StopErrorsIncreasing}
+		StopReviewBlocked, StopErrorsIncreasing, StopOutOfReplies}
 }

@@ -83,7 +83,7 @@ func TestModelErrorExplanationHonest(t *testing.T) {
 }
 
 // waitArgs are the arguments of the tool that, while blocking, is cut off.
-type waitArgs struct{}
+type waitArgs struct{ tools.NoEffects }
 
 // A tool call cut off by cancellation (Ctrl-C) is not a tool failure: it
 // runs again on resume, and the resumed run counts the same tool calls and

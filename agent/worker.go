@@ -41,9 +41,14 @@ func (r *run) worker(ctx context.Context) error {
 			return stopf(StopBudgetSteps, "%s spent (MaxTotalTurns)", plural(st.TotalTurns, "Worker turn", "Worker turns"))
 		}
 		if st.SegmentTurns >= b.MaxSteps {
-			r.emit(Event{Kind: EventWarning, Role: RoleWorker, Step: st.Step + 1, Message: fmt.Sprintf("the step's budget of %s is spent; moving on without finish_step", plural(b.MaxSteps, "Worker turn", "Worker turns"))})
+			// A step that did not finish in its budget is not built: the
+			// Critic would only judge half a project.
+			where := fmt.Sprintf("plan step %d", st.Step+1)
+			if st.Phase == phaseRepair {
+				where = fmt.Sprintf("repair round %d", st.RepairRound)
+			}
 			r.trace(TraceEntry{Kind: "step_budget", Step: st.Step + 1, Detail: plural(st.SegmentTurns, "turn", "turns")})
-			return nil
+			return stopf(StopBudgetSteps, "%s: %s spent without finish_step (MaxSteps, budgets.max_steps)", where, plural(st.SegmentTurns, "Worker turn", "Worker turns"))
 		}
 		if err := r.tokenBudget(); err != nil {
 			return err

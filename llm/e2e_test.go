@@ -89,10 +89,12 @@ roles:
 	}
 	fmt.Println(resp.Message.Content, resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
 
-	// The script holds one reply: the next call fails and says why.
+	// The script holds one reply: the next call fails and says why; the
+	// endpoint's error code (llm.ScriptExhaustedCode) makes it
+	// ErrScriptExhausted on this side of the HTTP too.
 	_, err = model.Complete(context.Background(), llm.Request{Agent: "worker"})
 	fmt.Println(errors.Is(err, llm.ErrScriptExhausted), strings.Contains(err.Error(), "role worker has 1 replies; turn 2 asked for more"))
 	// Output:
 	// hello from the script 9 4
-	// false true
+	// true true
 }

@@ -282,10 +282,14 @@ func (p *OpenAI) wrap(model, agent string, err error) error {
 	if errors.As(err, &apiErr) && apiErr.Message != "" {
 		detail = ": " + apiErr.Message
 	}
-	return &providerError{
+	pe := &providerError{
 		msg: p.scrub(fmt.Sprintf("llm: POST %s (model %s, agent %s): %s%s", p.endpoint, model, agentName(agent), err, detail)),
 		err: err,
 	}
+	if apiErr != nil && apiErr.Code == ScriptExhaustedCode {
+		pe.also = ErrScriptExhausted
+	}
+	return pe
 }
 
 func (p *OpenAI) scrub(s string) string {
@@ -306,10 +310,17 @@ func agentName(a string) string {
 type providerError struct {
 	msg string
 	err error
+	// also is a sentinel the endpoint's error code stands for, if any.
+	also error
 }
 
 func (e *providerError) Error() string { return e.msg }
-func (e *providerError) Unwrap() error { return e.err }
+func (e *providerError) Unwrap() []error {
+	if e.also != nil {
+		return []error{e.err, e.also}
+	}
+	return []error{e.err}
+}
 
 func (p *OpenAI) once(ctx context.Context, params openai.ChatCompletionNewParams) (Response, error) {
 	cc, err := p.client.Chat.Completions.New(ctx, params)

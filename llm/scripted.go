@@ -24,6 +24,11 @@ var (
 	ErrScriptDiverged = errors.New("run diverged from the script")
 )
 
+// ScriptExhaustedCode is the error code with which a scripted model served
+// over HTTP (llmtest) says ErrScriptExhausted; the OpenAI provider's error
+// for a reply with this code wraps ErrScriptExhausted again.
+const ScriptExhaustedCode = "script_exhausted"
+
 // Scripted is a [Model] that replays a YAML script: a list of replies per
 // agent role, handed out in order. It is deterministic (tool call IDs are
 // call_<role>_<turn>_<i>, turn and i counting from 1) and safe for

@@ -191,4 +191,7 @@ type Limits struct {
 	// workspace's growth plus the sandbox's cache folders. Isolating
 	// sandboxes enforce it; the local sandbox does not.
 	Disk int64 `json:"disk"`
+	// File bounds, in bytes, one file that write_file or edit_file writes
+	// (limits.file; default DefaultFile).
+	File int64 `json:"file"`
 }

@@ -130,6 +130,7 @@ type rawPolicy struct {
 		Pids    scalar `yaml:"pids"`
 		Output  scalar `yaml:"output"`
 		Disk    scalar `yaml:"disk"`
+		File    scalar `yaml:"file"`
 		Network scalar `yaml:"network"`
 	} `yaml:"limits"`
 	Confirm struct {
@@ -145,12 +146,15 @@ type rawPolicy struct {
 
 // Defaults applied when a file omits a key.
 const (
-	DefaultTimeout        = 120 * time.Second
-	DefaultMemory         = 1 << 30
-	DefaultCPUs           = 1.0
-	DefaultPids           = 256
-	DefaultOutput         = 64 << 10
-	DefaultDisk           = 4 << 30 // a project, its dependencies and a build cache fit; a runaway run does not fill the host
+	DefaultTimeout = 120 * time.Second
+	DefaultMemory  = 1 << 30
+	DefaultCPUs    = 1.0
+	DefaultPids    = 256
+	DefaultOutput  = 64 << 10
+	DefaultDisk    = 4 << 30 // a project, its dependencies and a build cache fit; a runaway run does not fill the host
+	// DefaultFile bounds one file the file tools write: far above any
+	// source file a model writes, far below what fills a disk.
+	DefaultFile           = 4 << 20
 	DefaultConfirmTimeout = 5 * time.Minute
 )
 
@@ -186,7 +190,7 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 		name: name,
 		limits: Limits{
 			Timeout: DefaultTimeout, Memory: DefaultMemory, CPUs: DefaultCPUs,
-			Pids: DefaultPids, Output: DefaultOutput, Disk: DefaultDisk,
+			Pids: DefaultPids, Output: DefaultOutput, Disk: DefaultDisk, File: DefaultFile,
 		},
 		confirmTimeout: DefaultConfirmTimeout,
 		workspace:      ".",
@@ -279,6 +283,11 @@ func build(name string, f *ast.File, raw *rawPolicy) (*Policy, error) {
 	}
 	if l.Disk.set {
 		p.limits.Disk = b.disk(l.Disk)
+	}
+	if l.File.set {
+		if p.limits.File = b.size(l.File); p.limits.File != 0 && (p.limits.File < 1<<10 || p.limits.File > 1<<30) {
+			b.fail(l.File, "want a size between 1KiB and 1GiB, got %q", l.File.value)
+		}
 	}
 	if l.Network.set {
 		p.limits.Network = b.boolean(l.Network)

@@ -112,14 +112,14 @@ workspace: /srv/ws
 commands:
   shell: true
   read_only_dirs: [/opt/tool/, "~/go/pkg/mod"]
-limits: {timeout: 90s, memory: 512MiB, cpus: 1.5, pids: 64, output: 100000, disk: 8GiB, network: true}
+limits: {timeout: 90s, memory: 512MiB, cpus: 1.5, pids: 64, output: 100000, disk: 8GiB, file: 2MiB, network: true}
 confirm: {timeout: 30s, default: deny}
 `
 	p, err := Parse("v.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{Timeout: 90 * time.Second, Memory: 512 << 20, CPUs: 1.5, Pids: 64, Output: 100000, Disk: 8 << 30, Network: true}
+	want := Limits{Timeout: 90 * time.Second, Memory: 512 << 20, CPUs: 1.5, Pids: 64, Output: 100000, Disk: 8 << 30, File: 2 << 20, Network: true}
 	if p.Limits() != want {
 		t.Errorf("Limits = %+v, want %+v", p.Limits(), want)
 	}
@@ -206,6 +206,36 @@ func TestParseDisk(t *testing.T) {
 			t.Errorf("disk %q: %v", tt.disk, err)
 		case tt.want != 0 && p.Limits().Disk != tt.want:
 			t.Errorf("disk %q = %d, want %d", tt.disk, p.Limits().Disk, tt.want)
+		}
+	}
+}
+
+func TestParseFileLimit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file string // "" leaves the key out
+		want int64  // 0: an error naming limits.file
+	}{
+		{"", DefaultFile},
+		{"1KiB", 1 << 10},
+		{"1023", 0},
+		{"1GiB", 1 << 30},
+		{"2GiB", 0},
+		{"lots", 0},
+	}
+	for _, tt := range tests {
+		src := "version: 1\nlimits:\n  cpus: 1\n"
+		if tt.file != "" {
+			src += "  file: " + tt.file + "\n"
+		}
+		p, err := Parse("f.yaml", []byte(src))
+		switch {
+		case tt.want == 0 && (err == nil || !strings.Contains(err.Error(), "f.yaml:4:") || !strings.Contains(err.Error(), "limits.file")):
+			t.Errorf("file %q: error %v, want one naming f.yaml:4 and limits.file", tt.file, err)
+		case tt.want != 0 && err != nil:
+			t.Errorf("file %q: %v", tt.file, err)
+		case tt.want != 0 && p.Limits().File != tt.want:
+			t.Errorf("file %q = %d, want %d", tt.file, p.Limits().File, tt.want)
 		}
 	}
 }

@@ -254,6 +254,13 @@ func TestEditFile(t *testing.T) {
 		{"both modes", obj{"old_text": "a", "start_line": 1, "end_line": 1, "new_text": "x"}, false, "not both", ""},
 		{"neither", obj{"new_text": "x"}, false, `argument "old_text": required`, ""},
 		{"no new_text", obj{"old_text": "a"}, false, `argument "new_text": required`, ""},
+		{"insert at top", obj{"insert_after": 0, "new_text": "top"}, true, "inserted 1 line after line 0", "top\na\nfoo\nb\nfoo\nc\n"},
+		{"insert in the middle", obj{"insert_after": 2, "new_text": "x\ny\n"}, true, "inserted 2 lines after line 2", "a\nfoo\nx\ny\nb\nfoo\nc\n"},
+		{"insert appends", obj{"insert_after": 5, "new_text": "end"}, true, "after line 5", src + "end\n"},
+		{"insert past end", obj{"insert_after": 6, "new_text": "x"}, false, "insert_after 6 is past the end (the file has 5 lines; 5 appends)", ""},
+		{"insert negative", obj{"insert_after": -1, "new_text": "x"}, false, `argument "insert_after": must be 0`, ""},
+		{"insert nothing", obj{"insert_after": 1, "new_text": ""}, false, `argument "new_text": is empty`, ""},
+		{"insert and replace", obj{"insert_after": 1, "old_text": "a", "new_text": "x"}, false, "inserts without replacing", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,5 +410,37 @@ func TestRunCommand(t *testing.T) {
 		if res, _ := run(t, ws, tools.RunCommandName, tt.args); res.OK || !strings.Contains(res.Output, tt.want) {
 			t.Errorf("run_command(%v) = %+v, want %q", tt.args, res, tt.want)
 		}
+	}
+}
+
+// write_file and edit_file refuse a file past the policy's limits.file,
+// with a tool error naming the limit, and write nothing.
+func TestFileSizeLimit(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"small.txt": "abc\n"})
+	ws.MaxFile = 1 << 10
+	big := strings.Repeat("x", 2000)
+	res, _ := run(t, ws, tools.WriteFileName, obj{"path": "big.txt", "content": big})
+	if res.OK || !strings.Contains(res.Output, "limits.file") || !strings.Contains(res.Output, "1.0 KiB (1024 bytes)") || !strings.Contains(res.Output, "2000 bytes") {
+		t.Errorf("write_file past the limit: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Dir, "big.txt")); err == nil {
+		t.Error("write_file past the limit wrote the file")
+	}
+	if res, _ := run(t, ws, tools.WriteFileName, obj{"path": "ok.txt", "content": big[:1024]}); !res.OK {
+		t.Errorf("write_file at the limit: %+v", res)
+	}
+	res, _ = run(t, ws, tools.EditFileName, obj{"path": "small.txt", "insert_after": 1, "new_text": big})
+	if res.OK || !strings.Contains(res.Output, "edit_file small.txt") || !strings.Contains(res.Output, "limits.file") {
+		t.Errorf("edit_file past the limit: %+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws.Dir, "small.txt")); string(b) != "abc\n" {
+		t.Errorf("small.txt = %q after a refused edit", b)
+	}
+	// Without a limit set, the default applies.
+	ws.MaxFile = 0
+	res, _ = run(t, ws, tools.WriteFileName, obj{"path": "huge.txt", "content": strings.Repeat("y", 4<<20+1)})
+	if res.OK || !strings.Contains(res.Output, "4.0 MiB") {
+		t.Errorf("write_file past the default limit: %+v", res)
 	}
 }

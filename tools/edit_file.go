@@ -10,14 +10,18 @@ import (
 // EditFileName is the name of the edit_file tool.
 const EditFileName = "edit_file"
 
-// EditFileParams are the arguments of edit_file: either old_text (one exact,
-// unique snippet to replace) or start_line and end_line (a line range).
+// EditFileParams are the arguments of edit_file: old_text (one exact,
+// unique snippet to replace), start_line and end_line (a line range to
+// replace), or insert_after (a line after which new_text is inserted,
+// replacing nothing).
 type EditFileParams struct {
 	Path      string `json:"path" jsonschema:"description=File to edit (relative to the workspace root)."`
-	OldText   string `json:"old_text,omitempty" jsonschema:"description=Exact text to replace; it must occur exactly once in the file. Leave out when using start_line and end_line."`
-	NewText   string `json:"new_text" jsonschema:"description=Replacement text (may be empty to delete)."`
+	OldText   string `json:"old_text,omitempty" jsonschema:"description=Exact text to replace; it must occur exactly once in the file. Leave out when using start_line and end_line or insert_after."`
+	NewText   string `json:"new_text" jsonschema:"description=Replacement text (may be empty to delete); with insert_after the lines to insert."`
 	StartLine int    `json:"start_line,omitempty" jsonschema:"description=First line to replace (1-based) when not using old_text."`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"description=Last line to replace (inclusive) when not using old_text."`
+	// InsertAfter is a pointer because 0 (insert at the top) is a value.
+	InsertAfter *int `json:"insert_after,omitempty" jsonschema_description:"Insert new_text after this line (1-based; 0 inserts at the top of the file), replacing nothing. Leave out when replacing."`
 
 	rel string
 }
@@ -29,11 +33,20 @@ func (p *EditFileParams) Effects() []Effect { return []Effect{{Kind: EffectWrite
 func (p *EditFileParams) Validate() error {
 	byText := p.OldText != ""
 	byLines := p.StartLine != 0 || p.EndLine != 0
+	insert := p.InsertAfter != nil
 	switch {
+	case insert && (byText || byLines):
+		return argErr("insert_after", "inserts without replacing: give it alone, without old_text or start_line/end_line")
+	case insert && *p.InsertAfter < 0:
+		return argErr("insert_after", "must be 0 (the top of the file) or a line number, got %d", *p.InsertAfter)
+	case insert && p.NewText == "":
+		return argErr("new_text", "is empty: nothing to insert")
+	case insert:
+		return nil
 	case byText && byLines:
 		return argErr("old_text", "give either old_text or start_line/end_line, not both")
 	case !byText && !byLines:
-		return argErr("old_text", "required (or give start_line and end_line)")
+		return argErr("old_text", "required (or give start_line and end_line, or insert_after)")
 	case byLines && p.StartLine < 1:
 		return argErr("start_line", "must be 1 or more, got %d", p.StartLine)
 	case byLines && p.EndLine < p.StartLine:
@@ -84,7 +97,13 @@ func (ws *Workspace) editFile(ctx context.Context, p EditFileParams) (Result, er
 		out  string
 		what string
 	)
-	if p.OldText != "" {
+	if p.InsertAfter != nil {
+		var res *Result
+		out, what, res = insertLines(p.rel, text, *p.InsertAfter, p.NewText)
+		if res != nil {
+			return *res, nil
+		}
+	} else if p.OldText != "" {
 		var res *Result
 		out, what, res = replaceUnique(p.rel, text, p.OldText, p.NewText)
 		if res != nil {
@@ -96,6 +115,9 @@ func (ws *Workspace) editFile(ctx context.Context, p EditFileParams) (Result, er
 		if res != nil {
 			return *res, nil
 		}
+	}
+	if res, over := ws.overFileLimit(EditFileName, p.rel, len(out)); over {
+		return res, nil
 	}
 	if _, err := ws.writeAtomic(p.rel, []byte(out)); err != nil {
 		return fsResult(p.rel, err), nil
@@ -167,4 +189,34 @@ func replaceLines(rel, text string, start, end int, repl string) (string, string
 		b.WriteString(l)
 	}
 	return b.String(), fmt.Sprintf("replaced lines %d-%d", start, end), nil
+}
+
+// insertLines inserts ins after line after (0: before the first line) of
+// text, as whole lines: ins gets a final newline when it lacks one, and a
+// last line without one gets one before the insert.
+func insertLines(rel, text string, after int, ins string) (string, string, *Result) {
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if after > len(lines) {
+		r := errorResult("%s: insert_after %d is past the end (the file has %d lines; %d appends)", rel, after, len(lines), len(lines))
+		return "", "", &r
+	}
+	if !strings.HasSuffix(ins, "\n") {
+		ins += "\n"
+	}
+	var b strings.Builder
+	for _, l := range lines[:after] {
+		b.WriteString(l)
+	}
+	if after > 0 && !strings.HasSuffix(lines[after-1], "\n") {
+		b.WriteString("\n")
+	}
+	b.WriteString(ins)
+	for _, l := range lines[after:] {
+		b.WriteString(l)
+	}
+	n := strings.Count(ins, "\n")
+	return b.String(), fmt.Sprintf("inserted %d %s after line %d", n, map[bool]string{true: "line", false: "lines"}[n == 1], after), nil
 }

@@ -12,6 +12,7 @@ import (
 // TicketArgs are the arguments of a custom tool. Fields without omitempty
 // are required; descriptions and enums come from jsonschema tags.
 type TicketArgs struct {
+	tools.NoEffects
 	ID     string `json:"id" jsonschema:"description=Ticket number such as TRIO-12."`
 	Fields string `json:"fields,omitempty" jsonschema:"enum=summary,enum=all,description=How much to return."`
 }

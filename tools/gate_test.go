@@ -84,6 +84,7 @@ func (r *recorder) take() []tools.Record {
 }
 
 type dangerArgs struct {
+	tools.NoEffects
 	Fail bool `json:"fail,omitempty"`
 }
 

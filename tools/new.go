@@ -18,6 +18,25 @@ var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // effecter is implemented by argument structs that declare what a call does.
 type effecter interface{ Effects() []Effect }
 
+// NoEffects, embedded in a tool's argument struct, declares that the tool
+// reads, writes and runs nothing the policy judges (it answers from memory
+// or a service the embedder trusts): the Registry registers a tool built
+// by New only when its arguments declare their effects, with an Effects
+// method or with NoEffects. It adds nothing to the schema.
+//
+//	type LookupArgs struct {
+//		tools.NoEffects
+//		ID string `json:"id"`
+//	}
+type NoEffects struct{}
+
+// Effects declares no effect.
+func (NoEffects) Effects() []Effect { return nil }
+
+// effectsDeclared is implemented by tools built by New: whether their
+// argument struct declares its effects (see Registry.Register).
+type effectsDeclared interface{ effectsDeclared() (bool, string) }
+
 // typed is a Tool built by New.
 type typed[A any] struct {
 	name, description string
@@ -62,6 +81,14 @@ func newTyped[A any](name, description string, prepare func(*A) error, fn func(c
 		panic(fmt.Sprintf("tools.New(%q): %v", name, err))
 	}
 	return &typed[A]{name: name, description: description, schema: s, prepare: prepare, fn: fn}
+}
+
+// effectsDeclared reports whether A (or *A) has an Effects method, and
+// A's name for the error that says it has none.
+func (t *typed[A]) effectsDeclared() (bool, string) {
+	at := reflect.TypeFor[A]()
+	et := reflect.TypeFor[effecter]()
+	return at.Implements(et) || reflect.PointerTo(at).Implements(et), at.String()
 }
 
 func (t *typed[A]) Name() string               { return t.name }

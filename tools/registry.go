@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,8 +34,20 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 
 // Register adds t. A nil tool, an invalid name (letters, digits, _ and -,
 // at most 64) or a name already registered is an error.
+//
+// So is a tool built by New whose argument struct declares no effects: the
+// gate judges a call by the effects its arguments declare (the paths it
+// reads and writes, the commands it runs), so a tool that declares none
+// would pass unjudged whatever it touches. Give the arguments an
+// Effects() []Effect method, or embed NoEffects to say the tool touches
+// nothing the policy judges. Tools that implement Tool directly build
+// their Invocation's effects themselves; MCP tools, whose servers declare
+// none, are asked about (see the gate) rather than refused.
 func (r *Registry) Register(t Tool) error {
 	if err := checkTool(t); err != nil {
+		return err
+	}
+	if err := checkEffects(t); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -52,6 +65,28 @@ func checkTool(t Tool) error {
 	}
 	if !validName.MatchString(t.Name()) {
 		return fmt.Errorf("tools: invalid tool name %q (want [a-zA-Z0-9_-]{1,64})", t.Name())
+	}
+	return nil
+}
+
+// checkEffects refuses a tool built by New (possibly wrapped, see
+// Unwrap) whose arguments declare no effects.
+func checkEffects(t Tool) error {
+	for {
+		w, ok := t.(interface{ Unwrap() Tool })
+		if !ok {
+			break
+		}
+		t = w.Unwrap()
+	}
+	d, ok := t.(effectsDeclared)
+	if !ok {
+		return nil
+	}
+	if declared, args := d.effectsDeclared(); !declared {
+		return fmt.Errorf("tools: register %q: its arguments (%s) declare no effects, so the policy could not judge what a call reads, writes or runs: "+
+			"add an Effects() []tools.Effect method to %s naming them, or embed tools.NoEffects in it if the tool touches nothing the policy judges: %w",
+			t.Name(), args, args, ErrNoEffects)
 	}
 	return nil
 }
@@ -176,3 +211,7 @@ func (v View) Definitions() []openai.ChatCompletionToolUnionParam {
 	}
 	return defs
 }
+
+// ErrNoEffects is wrapped by Register's error for a tool built by New
+// whose arguments declare no effects.
+var ErrNoEffects = errors.New("tool declares no effects")

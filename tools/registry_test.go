@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -11,7 +12,7 @@ import (
 	"github.com/trioagent/trio/tools"
 )
 
-type noArgs struct{}
+type noArgs struct{ tools.NoEffects }
 
 func trivial(name string) tools.Tool {
 	return tools.New(name, "Tool "+name+".", func(context.Context, noArgs) (tools.Result, error) {
@@ -146,5 +147,58 @@ func TestDefinitions(t *testing.T) {
 	defs[1].OfFunction.Function.Parameters["type"] = "changed"
 	if v.Definitions()[1].OfFunction.Function.Parameters["type"] != "object" {
 		t.Error("Definitions shares parameter maps between calls")
+	}
+}
+
+type silentArgs struct {
+	Path string `json:"path"`
+}
+
+type declaredArgs struct {
+	Path string `json:"path"`
+}
+
+func (a *declaredArgs) Effects() []tools.Effect {
+	return []tools.Effect{{Kind: tools.EffectWrite, Path: a.Path}}
+}
+
+type pureArgs struct {
+	tools.NoEffects
+	ID string `json:"id"`
+}
+
+// A tool whose arguments declare no effects would pass the gate unjudged
+// whatever it touched: the registry refuses it, naming the struct and the
+// two ways to declare; an Effects method or NoEffects is accepted, and
+// NoEffects adds nothing to the schema.
+func TestRegisterNeedsDeclaredEffects(t *testing.T) {
+	t.Parallel()
+	ok := func(context.Context, silentArgs) (tools.Result, error) { return tools.Result{OK: true}, nil }
+	_, err := tools.NewRegistry(tools.New("silent", "Writes a file it does not declare.", ok))
+	if !errors.Is(err, tools.ErrNoEffects) || !strings.Contains(err.Error(), `"silent"`) || !strings.Contains(err.Error(), "tools_test.silentArgs") ||
+		!strings.Contains(err.Error(), "Effects()") || !strings.Contains(err.Error(), "tools.NoEffects") {
+		t.Fatalf("NewRegistry: %v, want ErrNoEffects naming the tool, its arguments and both ways to declare", err)
+	}
+	declared := tools.New("declared", "Writes a file.", func(context.Context, declaredArgs) (tools.Result, error) { return tools.Result{OK: true}, nil })
+	pure := tools.New("pure", "Looks up.", func(context.Context, pureArgs) (tools.Result, error) { return tools.Result{OK: true}, nil })
+	reg, err := tools.NewRegistry(declared, pure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.Names(); len(got) != 2 {
+		t.Errorf("names %v", got)
+	}
+	b, _ := json.Marshal(pure.Schema())
+	if strings.Contains(string(b), "NoEffects") || !strings.Contains(string(b), `"id"`) {
+		t.Errorf("schema with NoEffects embedded: %s", b)
+	}
+	inv, err := declared.Decode(json.RawMessage(`{"path":"a.txt"}`))
+	if err != nil || len(inv.Effects) != 1 || inv.Effects[0].Path != "a.txt" {
+		t.Errorf("declared effects: %+v, %v", inv.Effects, err)
+	}
+	// The built-ins all declare theirs.
+	ws := newWorkspace(t, nil)
+	if _, err := tools.NewRegistry(tools.Builtins(ws)...); err != nil {
+		t.Errorf("built-ins: %v", err)
 	}
 }

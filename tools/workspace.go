@@ -27,6 +27,9 @@ type Workspace struct {
 	Sandbox sandbox.Sandbox
 	// Limits bound commands; a tool's timeout never exceeds Limits.Timeout.
 	Limits sandbox.Limits
+	// MaxFile bounds, in bytes, a file that write_file or edit_file writes
+	// (the policy's limits.file); zero means policy.DefaultFile.
+	MaxFile int64
 	// Visible, when set, hides paths from list_files and search_files (a
 	// directory it rejects is not entered). A Gate always hides what its
 	// policy denies reading; set Visible (PolicyVisible) to hide the same

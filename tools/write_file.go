@@ -10,6 +10,8 @@ import (
 	"os"
 	"path"
 	"syscall"
+
+	"github.com/trioagent/trio/policy"
 )
 
 // WriteFileName is the name of the write_file tool.
@@ -41,6 +43,9 @@ func WriteFile(ws *Workspace) Tool {
 func (ws *Workspace) writeFile(ctx context.Context, p WriteFileParams) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
+	}
+	if res, over := ws.overFileLimit(WriteFileName, p.rel, len(p.Content)); over {
+		return res, nil
 	}
 	created, err := ws.writeAtomic(p.rel, []byte(p.Content))
 	if err != nil {
@@ -113,4 +118,31 @@ func (ws *Workspace) writeAtomic(rel string, data []byte) (created bool, err err
 		return false, err
 	}
 	return created, nil
+}
+
+// maxFile is the largest file the file tools write.
+func (ws *Workspace) maxFile() int64 {
+	if ws.MaxFile > 0 {
+		return ws.MaxFile
+	}
+	return policy.DefaultFile
+}
+
+// overFileLimit is the tool error for a file of n bytes past the limit.
+func (ws *Workspace) overFileLimit(tool, rel string, n int) (Result, bool) {
+	if limit := ws.maxFile(); int64(n) > limit {
+		return errorResult("%s %s: the content is %s, more than the policy's file size limit (limits.file) of %s; nothing was written: split it into smaller files", tool, rel, sizeText(int64(n)), sizeText(limit)), true
+	}
+	return Result{}, false
+}
+
+// sizeText is n bytes for the model: "5.0 MiB (5242880 bytes)".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/(1<<10), n)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

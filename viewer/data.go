@@ -136,6 +136,15 @@ type Summary struct {
 type File struct {
 	Path   string `json:"path"`
 	Writes int    `json:"writes"`
+	// Status is added, modified or deleted against the run's start (empty
+	// when the run folder has no snapshot, or the file did not change),
+	// with the lines added and removed; Diff indexes its unified diff in
+	// the outputs (-1: none).
+	Status  string `json:"status,omitempty"`
+	Added   int    `json:"added,omitempty"`
+	Removed int    `json:"removed,omitempty"`
+	Note    string `json:"note,omitempty"`
+	Diff    int    `json:"diff"`
 }
 
 // Role is one role's totals.
@@ -309,8 +318,24 @@ func Load(dir string) (*Data, []string, error) {
 		}
 		d.Steps = append(d.Steps, st)
 	}
+	// The files: what the run changed against its start, where the run
+	// folder has the snapshot, and the files the report lists.
+	listed := map[string]bool{}
+	if c, err := agent.Diff(dir); err == nil {
+		for _, f := range c.Files {
+			listed[f.Path] = true
+			file := File{Path: f.Path, Writes: writes[f.Path], Status: f.Status, Added: f.Added, Removed: f.Removed, Note: f.Note, Diff: -1}
+			if u := c.FileDiff(f.Path); u != "" {
+				file.Diff = len(outputs)
+				outputs = append(outputs, u)
+			}
+			d.Files = append(d.Files, file)
+		}
+	}
 	for _, f := range rep.Files {
-		d.Files = append(d.Files, File{Path: f, Writes: writes[f]})
+		if !listed[f] {
+			d.Files = append(d.Files, File{Path: f, Writes: writes[f], Diff: -1})
+		}
 	}
 	m := rep.Metrics
 	for _, name := range roleOrder {

@@ -176,6 +176,31 @@
 
   // Files.
   const fl = document.getElementById("files");
-  for (const f of D.files || []) fl.append(el("li", {}, f.path, f.writes ? el("span", { class: "meta" }, "  written " + f.writes + "×") : null));
+  for (const f of D.files || []) {
+    const meta = [];
+    if (f.status) meta.push(f.status + " +" + (f.added || 0) + " −" + (f.removed || 0));
+    if (f.writes) meta.push("written " + f.writes + "×");
+    if (f.note) meta.push(f.note);
+    const li = el("li", { class: "file" }, f.path, meta.length ? el("span", { class: "meta" }, "  " + meta.join(" · ")) : null);
+    if (f.diff >= 0) {
+      const btn = el("button", { class: "diff-toggle", "aria-expanded": "false" }, "diff");
+      const pre = el("pre", { class: "diff" });
+      pre.hidden = true;
+      btn.addEventListener("click", () => {
+        if (!pre.dataset.loaded) {
+          pre.dataset.loaded = "1";
+          if (outputs === null) outputs = JSON.parse(document.getElementById("run-outputs").textContent);
+          for (const line of outputs[f.diff].split("\n")) {
+            const c = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : "";
+            pre.append(el("span", { class: c }, line + "\n"));
+          }
+        }
+        pre.hidden = !pre.hidden;
+        btn.setAttribute("aria-expanded", pre.hidden ? "false" : "true");
+      });
+      li.append(" ", btn, pre);
+    }
+    fl.append(li);
+  }
   document.body.dataset.ready = "1";
 })();

@@ -138,6 +138,15 @@ func TestLoadDemo(t *testing.T) {
 	if written["md/md.go"] != 2 || written["go.mod"] != 1 { // written, then edited in the repair
 		t.Errorf("files: %+v", d.Files)
 	}
+	// Each file the demo created, as a diff against the run's start.
+	for _, f := range d.Files {
+		if f.Path != "md/md.go" {
+			continue
+		}
+		if f.Status != "added" || f.Added == 0 || f.Diff < 0 || !strings.Contains(outputs[f.Diff], "+++ b/md/md.go") {
+			t.Errorf("md/md.go against the start: %+v", f)
+		}
+	}
 	if len(outputs) == 0 {
 		t.Error("no outputs")
 	}

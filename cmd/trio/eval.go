@@ -183,7 +183,9 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	case rep != nil && rep.Interrupted && ctx.Err() != nil:
 		fmt.Fprintf(io.err, "trio eval: interrupted; run the same command again to finish the %d remaining tasks\n", len(tasks)-len(rep.Tasks))
 		return &exitError{code: exitInterrupted}
-	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked), errors.Is(err, containerd.ErrUnavailable),
+	case errors.Is(err, containerd.ErrUnavailable):
+		return configError(withLocalAdvice(err))
+	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked),
 		errors.Is(err, agent.ErrInvalidOption), errors.Is(err, agent.ErrInvalidInput):
 		return configError(err)
 	}

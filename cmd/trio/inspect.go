@@ -113,6 +113,13 @@ func inspect(w io.Writer, dir string, all bool) error {
 		}
 	}
 
+	if len(st.PlanRejections) > 0 {
+		fmt.Fprintf(w, "\nPlan rejections (%d)\n", len(st.PlanRejections))
+		for i, p := range st.PlanRejections {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, clip(p, 400))
+		}
+	}
+
 	calls, err := readAudit(filepath.Join(dir, agent.AuditFile))
 	if err != nil {
 		return failure(err)
@@ -156,21 +163,35 @@ func inspect(w io.Writer, dir string, all bool) error {
 	if len(verdicts) == 0 {
 		fmt.Fprintln(w, "  (none yet)")
 	}
+	// Every verdict with its findings: an earlier failure the Worker
+	// repaired says as much about the run as the last one.
 	for i, v := range verdicts {
 		fmt.Fprintf(w, "  %d. %s (suite v%d): %s\n", i+1, v.Findings.Verdict, v.SuiteVersion, clip(v.Findings.Summary, 200))
-	}
-	if f := st.Findings; f != nil && !f.Passed() {
-		fmt.Fprintln(w, "\nLast findings")
-		for _, x := range f.Failures {
-			fmt.Fprintf(w, "  - %s [%s] at %s: expected %s, got %s\n", x.TestID, x.Kind, x.Location, clip(x.Expected, 80), clip(x.Actual, 80))
+		for _, x := range v.Findings.Failures {
+			fmt.Fprintf(w, "     - %s [%s] at %s: expected %s, got %s\n", x.TestID, x.Kind, x.Location, clip(x.Expected, 80), clip(x.Actual, 80))
 		}
-		for _, x := range f.SuspectTests {
-			fmt.Fprintf(w, "  - suspect test %s: %s\n", x.TestID, clip(x.Reason, 160))
+		for _, x := range v.Findings.SuspectTests {
+			fmt.Fprintf(w, "     - suspect test %s: %s\n", x.TestID, clip(x.Reason, 160))
 		}
 	}
+	if len(verdicts) == 0 {
+		if f := st.Findings; f != nil && !f.Passed() {
+			fmt.Fprintln(w, "\nLast findings")
+			for _, x := range f.Failures {
+				fmt.Fprintf(w, "  - %s [%s] at %s: expected %s, got %s\n", x.TestID, x.Kind, x.Location, clip(x.Expected, 80), clip(x.Actual, 80))
+			}
+		}
+	}
+	if len(st.Analyses) > 0 {
+		fmt.Fprintln(w, "\nWorker's repair analyses (what failed, why, and whether its last change caused it)")
+		for i, a := range st.Analyses {
+			fmt.Fprintf(w, "  round %d: %s\n", i+1, clip(a, 600))
+		}
+	}
+	inspectChanges(w, st)
 
 	usage := st.Metrics.Roles
-	fmt.Fprintln(w, "\nTokens and cost per role (prompt / completion, prompt tokens read from / written to the cache, calls, cost)")
+	fmt.Fprintln(w, "\nModel, tokens and cost per role (prompt / completion, prompt tokens read from / written to the cache, calls, cost)")
 	total := agent.RoleUsage{}
 	for _, role := range slices.Sorted(maps.Keys(usage)) {
 		u := usage[role]
@@ -179,15 +200,19 @@ func inspect(w io.Writer, dir string, all bool) error {
 		total.CachedPromptTokens += u.CachedPromptTokens
 		total.CacheWriteTokens += u.CacheWriteTokens
 		total.Calls += u.Calls
-		fmt.Fprintf(w, "  %-14s %8d / %-8d cache %8d / %-8d %4d %-5s %10s  %s\n", role, u.PromptTokens, u.CompletionTokens,
-			u.CachedPromptTokens, u.CacheWriteTokens, u.Calls, callNoun(u.Calls), u.CostText(), u.Duration.Round(time.Millisecond))
+		model := u.Model
+		if model == "" {
+			model = "(model not reported)"
+		}
+		fmt.Fprintf(w, "  %-14s %8d / %-8d cache %8d / %-8d %4d %-5s %10s  %-8s %s\n", role, u.PromptTokens, u.CompletionTokens,
+			u.CachedPromptTokens, u.CacheWriteTokens, u.Calls, callNoun(u.Calls), u.CostText(), u.Duration.Round(time.Millisecond), model)
 	}
 	fmt.Fprintf(w, "  %-14s %8d / %-8d cache %8d / %-8d %4d %-5s %10s\n", "total", total.PromptTokens, total.CompletionTokens,
 		total.CachedPromptTokens, total.CacheWriteTokens, total.Calls, callNoun(total.Calls), totalCost(&st.Metrics))
 	fmt.Fprintf(w, "Cost: %s\n", st.Metrics.CostText())
 	cn := st.Metrics.Counters
-	fmt.Fprintf(w, "Tool calls %d, failures %d, denials %d, confirmations %d, replayed on resume %d\n",
-		cn.ToolCalls, cn.ToolFailures, cn.Denials, cn.Confirmations, cn.Replayed)
+	fmt.Fprintf(w, "Tool calls %d, failures %d, denials %d, confirmations asked %d (approved %d, refused %d), replayed on resume %d\n",
+		cn.ToolCalls, cn.ToolFailures, cn.Denials, cn.Confirmations, cn.Approved, cn.Refused, cn.Replayed)
 
 	fmt.Fprintln(w, "\nWhy it stopped")
 	if st.Reason == "" {
@@ -285,4 +310,20 @@ func totalCost(m *agent.Metrics) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.4f", m.Cost)
+}
+
+// inspectChanges is the per-file summary of the run's changes against the
+// workspace as it started (trio diff RUN shows the lines).
+func inspectChanges(w io.Writer, st *agent.Report) {
+	fmt.Fprintln(w, "\nChanges against the starting workspace (as the workspace is now; trio diff RUN shows the lines)")
+	if st.ChangesNote != "" {
+		fmt.Fprintf(w, "  %s\n", st.ChangesNote)
+	}
+	if len(st.Changes) == 0 {
+		if st.ChangesNote == "" {
+			fmt.Fprintln(w, "  (no file changed)")
+		}
+		return
+	}
+	diffStat(w, &agent.Changeset{Files: st.Changes})
 }

@@ -397,7 +397,7 @@ func TestToolsJSON(t *testing.T) {
 	// A description announcing a list ("in one of two ways:") keeps it; a
 	// comma in a field's description does not cut it short.
 	if r := trio(t, dir, nil, "tools"); r.code != 0 || !strings.Contains(r.stdout, "path (string, required)") || !strings.Contains(r.stdout, "finish_step") ||
-		!strings.Contains(r.stdout, "in one of two ways:\n  1. ") || !strings.Contains(r.stdout, "What the step did, in a sentence or two.") {
+		!strings.Contains(r.stdout, "in one of three ways:\n  1. ") || !strings.Contains(r.stdout, "What the step did, in a sentence or two.") {
 		t.Errorf("tools: exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -429,7 +429,7 @@ func TestExitCode(t *testing.T) {
 		agent.StopBudgetSteps: 2, agent.StopBudgetRepairs: 2, agent.StopBudgetTokens: 2, agent.StopBudgetTime: 2, agent.StopContextBudget: 2,
 		agent.StopChecksFailed: 1, agent.StopSameFailure: 1, agent.StopRepeatedCall: 1, agent.StopOscillation: 1,
 		agent.StopPlanInvalid: 1, agent.StopModelError: 1, agent.StopSandboxError: 1,
-		agent.StopReviewBlocked: 1, agent.StopErrorsIncreasing: 1,
+		agent.StopReviewBlocked: 1, agent.StopErrorsIncreasing: 1, agent.StopOutOfReplies: 1,
 	}
 	for _, r := range agent.StopReasons() {
 		w, ok := want[r]
@@ -480,8 +480,9 @@ func TestContainerdUnreachable(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "no.sock")
 	r := trio(t, dir, cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock), "demo", "--sandbox", "containerd", "--workspace", "ws", "--runs-dir", "runs")
-	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || strings.Count(r.stderr, "--sandbox local") != 1 {
-		t.Errorf("exit %d; want the socket and the --sandbox local hint once:\n%s", r.code, r.stderr)
+	if r.code != exitConfig || !strings.Contains(r.stderr, sock) || strings.Count(r.stderr, "--sandbox local") != 1 ||
+		!strings.Contains(r.stderr, "sandbox: {kind: local}") || strings.Contains(r.stderr, "sandbox: local`") {
+		t.Errorf("exit %d; want the socket, the --sandbox local hint once and the trio.yaml form the config accepts:\n%s", r.code, r.stderr)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); len(entries) != 0 {
 		t.Errorf("run folders left: %v", entries)
@@ -720,6 +721,12 @@ func TestRunPolicyWorkspace(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, tt.want, "go.mod")); err != nil {
 				t.Errorf("the project is not in %s: %v\n%s", tt.want, err, r.stderr)
+			}
+			// The policy's workspace is said, even with --quiet; a chosen
+			// one needs no note.
+			note := "trio: building in " + filepath.Join(dir, "proj") + ", the policy's workspace"
+			if strings.Contains(r.stderr, note) != (tt.flag == "") {
+				t.Errorf("the note %q: shown %v, want %v\n%s", note, !(tt.flag == ""), tt.flag == "", r.stderr)
 			}
 		})
 	}

@@ -57,8 +57,8 @@ Exit codes: 0 valid, 3 invalid (or unreadable).`,
 			}
 			fmt.Fprintf(io.out, "  workspace: %s\n", ws)
 			fmt.Fprintf(io.out, "  shell:     %s\n", shell)
-			fmt.Fprintf(io.out, "  limits:    timeout %s, memory %s, cpus %g, pids %d, output %s, network %s\n",
-				l.Timeout, bytesText(l.Memory), l.CPUs, l.Pids, bytesText(l.Output), onOff(l.Network))
+			fmt.Fprintf(io.out, "  limits:    timeout %s, memory %s, cpus %g, pids %d, output %s, network %s, disk %s, file %s\n",
+				l.Timeout, bytesText(l.Memory), l.CPUs, l.Pids, bytesText(l.Output), onOff(l.Network), bytesText(l.Disk), bytesText(l.File))
 			fmt.Fprintf(io.out, "  confirm:   no answer in %s = no\n", p.ConfirmTimeout())
 			return nil
 		},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trioagent/trio/agent"
 )
@@ -146,8 +147,11 @@ func (p *progress) report(r *agent.Report, runDir string) {
 		fmt.Fprintf(p.w, "  detail: %s\n", clip(r.Detail, 400))
 	}
 	fmt.Fprintf(p.w, "  steps %d/%d, checks %d, repair rounds %d, first pass: %s\n", m.StepsDone, m.Steps, m.Checks, m.RepairRounds, yesNo(m.FirstPass))
-	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied, %d confirmed)\n",
-		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials, m.Confirmations)
+	fmt.Fprintf(p.w, "  model calls %d, tokens %d prompt / %d completion; tool calls %d (%d failed, %d denied)\n",
+		m.ModelCalls, m.PromptTokens, m.CompletionTokens, m.ToolCalls, m.ToolFailures, m.Denials)
+	if m.Confirmations > 0 {
+		fmt.Fprintf(p.w, "  confirmations: %d asked, %d approved, %d refused\n", m.Confirmations, m.Approved, m.Refused)
+	}
 	if m.CachedPromptTokens > 0 || m.CacheWriteTokens > 0 {
 		fmt.Fprintf(p.w, "  prompt tokens from the cache %d, written to it %d\n", m.CachedPromptTokens, m.CacheWriteTokens)
 	}
@@ -222,7 +226,11 @@ func decisionText(ev agent.Event) string {
 // resultText is what a failed call said, from the JSON result the model
 // received (possibly cut short): its output, else its stderr, else the
 // message as it is.
+//
+// A text that was cut says so with a final "…", and JSON is never shown
+// cut: a result without those fields is shown as its complete fields.
 func resultText(msg string) string {
+	cut := strings.HasSuffix(msg, "…")
 	msg = strings.TrimSuffix(msg, "…")
 	for _, field := range []string{"output", "stderr", "stdout"} {
 		key := `"` + field + `":"`
@@ -245,6 +253,7 @@ func resultText(msg string) string {
 				break
 			}
 		}
+		closed := end < len(rest)
 		text := rest[:end]
 		var s string
 		for k := 0; k < 7 && len(text) > 0; k++ { // drop a cut escape sequence (\uXXXX at most)
@@ -254,6 +263,9 @@ func resultText(msg string) string {
 			text = text[:len(text)-1]
 		}
 		if s != "" {
+			if !closed {
+				s += "…"
+			}
 			if field != "output" {
 				if code := exitCodeOf(msg); code != "" {
 					s = "exit " + code + ": " + s
@@ -262,7 +274,58 @@ func resultText(msg string) string {
 			return s
 		}
 	}
+	if strings.HasPrefix(strings.TrimSpace(msg), "{") {
+		return jsonFields(msg)
+	}
+	if cut {
+		return msg + "…"
+	}
 	return msg
+}
+
+// jsonFields shows a JSON object, possibly cut short, as its complete
+// scalar fields ("exit_code 1, denied true"), ending in "…" where the
+// object was cut; a field cut in the middle is left out.
+func jsonFields(msg string) string {
+	dec := json.NewDecoder(strings.NewReader(msg))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "(a result that is not readable JSON)"
+	}
+	var parts []string
+	complete, lastAtEnd := false, false
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if t == json.Delim('}') {
+			complete = true
+			break
+		}
+		key, _ := t.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		switch v := v.(type) {
+		case map[string]any, []any, nil:
+		default:
+			if key != "ok" {
+				parts = append(parts, fmt.Sprintf("%s %v", key, v))
+				// A number the input ends in may have been cut.
+				lastAtEnd = dec.InputOffset() == int64(len(msg))
+			}
+		}
+	}
+	if !complete && lastAtEnd {
+		parts = parts[:len(parts)-1]
+	}
+	s := strings.Join(parts, ", ")
+	if !complete {
+		s += " …"
+	}
+	return strings.TrimSpace(s)
 }
 
 // exitCodeOf is the exit_code field of a JSON result, or "".
@@ -297,10 +360,15 @@ func ms(d time.Duration) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
+// clip folds s onto one line of at most n bytes, cut at a rune boundary
+// and marked "…".
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

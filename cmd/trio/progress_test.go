@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/tools"
@@ -21,9 +22,14 @@ func TestResultText(t *testing.T) {
 		{"denied", tools.Result{Denied: true, Output: `denied by policy: "rm a.txt" matches commands.ask "rm *"`}.ForModel(),
 			`denied by policy: "rm a.txt" matches commands.ask "rm *"`},
 		{"stderr with exit code", tools.Result{ExitCode: 1, Stderr: "no such file\n"}.ForModel(), "exit 1: no such file\n"},
-		{"cut inside an escape", `{"ok":false,"output":"path: \"a\u00`, `path: "a`},
-		{"cut, stdout before stderr", oneLineCut(long, 200), "exit 2: " + strings.Repeat("x", 300)[:200-len(`{"ok":false,"exit_code":2,"stdout":"`)]},
+		{"cut inside an escape", `{"ok":false,"output":"path: \"a\u00`, `path: "a…`},
+		{"cut, stdout before stderr", oneLineCut(long, 200), "exit 2: " + strings.Repeat("x", 300)[:200-len(`{"ok":false,"exit_code":2,"stdout":"`)] + "…"},
 		{"not JSON", "something broke", "something broke"},
+		{"not JSON, cut", "something broke and…", "something broke and…"},
+		// A result with none of the text fields: its complete fields, and
+		// "…" where it was cut, never the cut JSON.
+		{"fields only, cut", `{"ok":false,"exit_code":137,"timed_out":true,"duration_ms":12`, "exit_code 137, timed_out true …"},
+		{"fields only", `{"ok":false,"exit_code":1,"truncated":{"stdout":true}}`, "exit_code 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,5 +158,17 @@ func TestProgressShowsSandboxStepsWhenQuiet(t *testing.T) {
 	p.event(agent.Event{Kind: agent.EventSandbox, Message: "building the trusted Go build cache"})
 	if !strings.Contains(w.String(), "trio: sandbox: building the trusted Go build cache") {
 		t.Errorf("quiet progress hides the sandbox step:\n%s", w.String())
+	}
+}
+
+// clip never cuts a character in two.
+func TestClipRunes(t *testing.T) {
+	t.Parallel()
+	s := strings.Repeat("é", 10) // two bytes each
+	for n := 1; n < 20; n++ {
+		got := clip(s, n)
+		if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got)-len("…") > n {
+			t.Errorf("clip(%d) = %q", n, got)
+		}
 	}
 }

@@ -120,6 +120,7 @@ Start with the offline demo (no API key needed):
 		newDemoCmd(g, io),
 		newResumeCmd(g, io),
 		newInspectCmd(g, io),
+		newDiffCmd(g, io),
 		newViewCmd(g, io),
 		newEvalCmd(g, io),
 		newToolsCmd(g, io),

@@ -74,6 +74,8 @@ type runFlags struct {
 	// the Critic's designed tests to them.
 	tests        string
 	withDesigned bool
+	// reuse is --reuse-workspace: build on files another run left.
+	reuse bool
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -160,6 +162,7 @@ test the Critic suspects is wrong stops the run and is reported to you.
 	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
 	cmd.Flags().StringVar(&f.tests, "tests", "", "a folder of your own acceptance tests: the Critic's suite, kept out of the Worker's reach and never rewritten")
 	cmd.Flags().BoolVar(&f.withDesigned, "tests-with-designed", false, "with --tests: add the Critic's designed tests to yours (default: yours alone)")
+	cmd.Flags().BoolVar(&f.reuse, "reuse-workspace", false, "build on the files an earlier run left in the workspace (without it such a workspace is refused, exit 3)")
 	f.sandboxFlag(cmd)
 	f.output(cmd)
 	return cmd
@@ -462,9 +465,16 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 		// policy's when it names one, else runs/<run-id>/workspace.
 		if f.workspace != "" {
 			opts = append(opts, agent.WithWorkspace(f.workspace))
+		} else if ws := pol.Workspace(); ws != "" && ws != "." {
+			// Not silently: a second run would find the first one's files.
+			fmt.Fprintf(io.err, "trio: building in %s, the policy's workspace (workspace: %s in %s); --workspace chooses another\n", abs(ws), ws, policyName(polPath))
 		}
 		if f.tests != "" {
 			opts = append(opts, agent.WithTests(f.tests, f.withDesigned))
+		}
+		if f.reuse {
+			opts = append(opts, agent.WithReuseWorkspace())
+			prog.printf("trio: --reuse-workspace: building on the files already in the workspace; the diff starts from them\n")
 		}
 		opts = append(opts, agent.WithRunsDir(runs), agent.WithMetadata(rec.metadata()))
 		var a *agent.Agent
@@ -476,7 +486,9 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	switch {
 	case err == nil:
 	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
-		return configError(err) // its message names --sandbox local already
+		return configError(withLocalAdvice(err))
+	case errors.Is(err, agent.ErrWorkspaceUsed):
+		return configError(fmt.Errorf("%w\n  To build on those files: trio run --reuse-workspace; or give another --workspace", err))
 	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig),
 		errors.Is(err, agent.ErrInvalidInput), errors.Is(err, agent.ErrLocked):
 		return configError(err)
@@ -562,4 +574,18 @@ func abs(p string) string {
 		return a
 	}
 	return p
+}
+
+// withLocalAdvice adds the command's way to the local sandbox to a
+// library error that names the local kind in the library's words.
+func withLocalAdvice(err error) error {
+	return fmt.Errorf("%w\n  To run commands without isolation instead: --sandbox local, or in trio.yaml: sandbox: {kind: local}", err)
+}
+
+// policyName is the policy file for messages ("the built-in policy" for "").
+func policyName(path string) string {
+	if path == "" {
+		return "the built-in policy"
+	}
+	return path
 }

@@ -30,6 +30,9 @@ var policyFile []byte
 
 // LookupArgs are the arguments of the custom tool.
 type LookupArgs struct {
+	// The lookup reads the program's own map, no file or command: it says
+	// so, or the registry would refuse it (see tools.Registry.Register).
+	tools.NoEffects
 	ID string `json:"id" jsonschema:"description=Ticket id such as TRIO-7."`
 }
 

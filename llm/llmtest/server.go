@@ -314,7 +314,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		reply, err = s.fromModel(r, rec)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error(), "")
+			code := ""
+			if errors.Is(err, llm.ErrScriptExhausted) {
+				// The client tells "the script ran out" from other
+				// failures by this code (see llm.ScriptExhaustedCode).
+				code = llm.ScriptExhaustedCode
+			}
+			writeErrorCode(w, http.StatusBadRequest, err.Error(), "", code)
 			return
 		}
 	}
@@ -373,14 +379,23 @@ func decodeMessage(raw json.RawMessage) (Message, error) {
 }
 
 func writeError(w http.ResponseWriter, status int, message, param string) {
+	writeErrorCode(w, status, message, param, "")
+}
+
+// writeErrorCode is writeError with the error's code ("" sends null).
+func writeErrorCode(w http.ResponseWriter, status int, message, param, code string) {
 	typ := "invalid_request_error"
 	if status >= 500 {
 		typ = "server_error"
 	}
+	var c any
+	if code != "" {
+		c = code
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"error": map[string]any{"message": message, "type": typ, "param": param, "code": nil},
+		"error": map[string]any{"message": message, "type": typ, "param": param, "code": c},
 	})
 }
 

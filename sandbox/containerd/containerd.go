@@ -106,8 +106,8 @@ func Available(ctx context.Context, address string) error {
 func connect(ctx context.Context, address, ns, from string) (*client.Client, error) {
 	unavailable := func(err error) error {
 		return fmt.Errorf("%w at %s (address from %s): %w; start containerd (`sudo systemctl start containerd` "+
-			"or `sudo containerd --address %s`) or point %s at its socket; to run commands without isolation, "+
-			"use `--sandbox local` (trio.yaml: `sandbox: local`)",
+			"or `sudo containerd --address %s`) or point %s at its socket; or choose the local sandbox kind, "+
+			"which runs commands without isolation",
 			ErrUnavailable, address, from, err, address, AddressEnv)
 	}
 	if st, err := os.Stat(address); err != nil {

@@ -506,9 +506,9 @@ func TestUnavailable(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no.sock")
 	err := Available(context.Background(), missing)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "`sandbox: local`") ||
-		!strings.Contains(err.Error(), "`--sandbox local`") {
-		t.Errorf("Available: %v; want the address and both ways to choose the local sandbox (trio.yaml key, flag)", err)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "the local sandbox kind") ||
+		strings.Contains(err.Error(), "--sandbox") {
+		t.Errorf("Available: %v; want the address and the local kind, in the library's words (no CLI flag)", err)
 	}
 	_, err = New(context.Background(), Config{Address: missing, Workspace: t.TempDir()})
 	if !errors.Is(err, ErrUnavailable) {

@@ -39,7 +39,7 @@ func probe(ctx context.Context, bwrap string) error {
 			msg = err.Error()
 		}
 		return fmt.Errorf("%w: %s cannot make user namespaces here (%s); %s, start containerd, "+
-			"or pass `--sandbox local` to run without isolation", ErrUnavailable, bwrap, msg, enableHint())
+			"or choose the local sandbox kind, which runs commands without isolation", ErrUnavailable, bwrap, msg, enableHint())
 	}
 	return nil
 }

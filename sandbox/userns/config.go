@@ -135,7 +135,7 @@ func bwrapPath(name string) (string, error) {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s not found (%w); install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, "+
-			"Fedora: `sudo dnf install bubblewrap`), start containerd, or pass `--sandbox local` to run without isolation",
+			"Fedora: `sudo dnf install bubblewrap`), start containerd, or choose the local sandbox kind, which runs commands without isolation",
 			ErrUnavailable, name, err)
 	}
 	return p, nil
