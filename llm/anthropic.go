@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -82,63 +80,16 @@ var _ Model = (*Anthropic)(nil)
 // NewAnthropic checks cfg, reads the API key and returns the provider. It
 // makes no request.
 func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultAnthropicBaseURL
-	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("llm: anthropic base_url %q: want an http(s) URL", redactURL(cfg.BaseURL))
-	}
-	if cfg.APIKeyEnv == "" {
-		cfg.APIKeyEnv = DefaultAnthropicAPIKeyEnv
-	}
-	if cfg.Model == "" && len(cfg.Models) == 0 {
-		return nil, errors.New("llm: anthropic: no model configured (set model, or models per role)")
-	}
-	for role, m := range cfg.Models {
-		if m == "" {
-			return nil, fmt.Errorf("llm: anthropic: models.%s is empty", role)
-		}
-	}
-	switch cfg.StructuredOutputs {
-	case "":
-		cfg.StructuredOutputs = StructuredAuto
-	case StructuredAuto, StructuredOn, StructuredOff:
-	default:
-		return nil, fmt.Errorf("llm: anthropic: structured_outputs %q: want auto, on or off", cfg.StructuredOutputs)
-	}
-	if cfg.MaxTokens < 0 {
-		return nil, fmt.Errorf("llm: anthropic: max_tokens %d is negative", cfg.MaxTokens)
+	key, err := endpointSettings{
+		provider: "anthropic", baseURL: &cfg.BaseURL, apiKeyEnv: &cfg.APIKeyEnv, structuredOutputs: &cfg.StructuredOutputs,
+		apiKey: cfg.APIKey, model: cfg.Model, models: cfg.Models, maxTokens: &cfg.MaxTokens, maxRetries: &cfg.MaxRetries,
+		timeout: &cfg.Timeout, backoffBase: &cfg.BackoffBase, backoffMax: &cfg.BackoffMax, maxRetryAfter: &cfg.MaxRetryAfter,
+	}.check(DefaultAnthropicBaseURL, DefaultAnthropicAPIKeyEnv)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = DefaultAnthropicMaxTokens
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxRetries > MaxRetriesLimit {
-		return nil, fmt.Errorf("llm: anthropic: max_retries %d: at most %d", cfg.MaxRetries, MaxRetriesLimit)
-	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = DefaultMaxRetries
-	} else if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.BackoffBase <= 0 {
-		cfg.BackoffBase = DefaultBackoffBase
-	}
-	if cfg.BackoffMax <= 0 {
-		cfg.BackoffMax = DefaultBackoffMax
-	}
-	if cfg.MaxRetryAfter <= 0 {
-		cfg.MaxRetryAfter = DefaultMaxRetryAfter
-	}
-	key := string(cfg.APIKey)
-	if key == "" {
-		key = os.Getenv(cfg.APIKeyEnv)
-	}
-	if key == "" {
-		return nil, fmt.Errorf("llm: anthropic: environment variable %s holds no API key", cfg.APIKeyEnv)
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
