@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 )
@@ -101,4 +102,33 @@ func (r Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated
 // prepare what they run.
 type Resetter interface {
 	Reset(ctx context.Context) error
+}
+
+// Starter is a Sandbox that can start a long-lived process whose standard
+// input and output stay connected to the caller, such as a stdio MCP
+// server. The process is confined as Exec's commands are (the same walls,
+// the same uid, the same limits) except for Limits.Timeout: it runs until
+// Stop, until it exits, or until the sandbox closes. Exec's reaping of
+// leftover processes and Reset do not touch it, and it cannot signal or
+// trace the commands Exec runs (nor they it).
+type Starter interface {
+	Start(ctx context.Context, cmd Command) (Process, error)
+}
+
+// Process is a process a Starter started.
+type Process interface {
+	// Stdin and Stdout are its standard input and output. Closing Stdin
+	// is the polite way to ask it to end.
+	Stdin() io.WriteCloser
+	Stdout() io.ReadCloser
+	// Stderr is the end of what it wrote on standard error so far, at
+	// most Limits.Output bytes (4 KiB when Limits.Output is zero).
+	Stderr() string
+	// Wait waits until it has ended and says how: ExitCode (-1 when a
+	// signal ended it), OOMKilled, DiskExceeded, Duration; Stdout and
+	// Stderr of the Result are empty. An error means the sandbox failed.
+	Wait() (Result, error)
+	// Stop ends it and everything it started, and waits for them. It may
+	// be called more than once, and after Wait.
+	Stop() error
 }
