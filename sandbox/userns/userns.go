@@ -46,6 +46,7 @@ type Sandbox struct {
 	base     []string // bwrap arguments every command shares
 	abi      int      // Landlock ABI of the kernel; 0 when it has none
 	diskBase int64    // workspace and seeded cache usage when the sandbox opened
+	seeded   int64    // the seeded cache's part of diskBase
 	// cacheUsed is the build cache's usage as last measured, after the
 	// last command: only commands write there, so between two commands it
 	// holds. -1 when unknown (a command is running or was cut short).
@@ -101,6 +102,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if cfg.Limits.Disk > 0 {
 		// The seeded warm cache is Trio's, not the run's writes.
 		s.cacheUsed = usage(s.cacheDir())
+		s.seeded = s.cacheUsed
 		s.diskBase = usage(cfg.Workspace) + s.cacheUsed
 	}
 	return s, nil

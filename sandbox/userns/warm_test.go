@@ -1,12 +1,14 @@
 package userns_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
+	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/userns"
 )
 
@@ -47,5 +49,39 @@ func TestWarmCacheSeeded(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bases[0], "README")); err != nil {
 		t.Fatal(err)
+	}
+	testResetRenewsTheCache(t, warm)
+}
+
+// After Reset (which the agent calls before the Critic's checks), the
+// build cache is a fresh copy of the warm base: an entry a command
+// overwrote and a forged one are gone, the standard library is still
+// compiled, and what the removed cache held no longer counts against the
+// disk limit.
+func testResetRenewsTheCache(t *testing.T, warm string) {
+	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Disk: 64 << 20}}, nil)
+	res := run(t, sb, "sh", "-c", `d=$(ls -d /cache/go-build/?? | head -1); f=$(ls $d | head -1); echo $d/$f; echo FORGED > $d/$f; echo FORGED > $d/planted; head -c 41943040 /dev/zero > /cache/big`)
+	entry := strings.TrimSpace(res.Stdout)
+	if res.ExitCode != 0 || entry == "" {
+		t.Fatalf("the command could not write its cache: %+v", res)
+	}
+	res = run(t, sb, "sh", "-c", "head -c 41943040 /dev/zero > /cache/big2")
+	if !res.DiskExceeded {
+		t.Fatalf("80 MiB of cache passed a 64 MiB disk limit: %+v", res)
+	}
+	if err := sb.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res = run(t, sb, "sh", "-c", "grep -rl FORGED /cache; ls /cache/big /cache/big2 "+entry+" 2>/dev/null; echo end")
+	if res.Stdout != entry+"\nend\n" {
+		t.Fatalf("after Reset the cache still holds what a command wrote: %q", res.Stdout)
+	}
+	res = run(t, sb, "go", "list", "-f", "{{.ImportPath}} {{.Stale}}", "fmt")
+	if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "fmt false" {
+		t.Fatalf("after Reset the standard library is not compiled:\n%s%s", res.Stdout, res.Stderr)
+	}
+	res = run(t, sb, "sh", "-c", "head -c 41943040 /dev/zero > /cache/big3")
+	if res.ExitCode != 0 || res.DiskExceeded {
+		t.Fatalf("after Reset the removed cache still counts against the disk limit: %+v", res)
 	}
 }
