@@ -112,6 +112,8 @@ type Resetter interface {
 // leftover processes and Reset do not touch it, and it cannot signal or
 // trace the commands Exec runs (nor they it).
 type Starter interface {
+	// Start's ctx bounds the start only; once Start has returned, the
+	// process lives on after ctx ends.
 	Start(ctx context.Context, cmd Command) (Process, error)
 }
 
