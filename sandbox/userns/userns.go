@@ -52,6 +52,13 @@ type Sandbox struct {
 	// holds. -1 when unknown (a command is running or was cut short).
 	cacheUsed int64
 
+	// warmBase is the trusted base the cache is seeded from ("" without
+	// one); spare is its next copy, made in the background for Reset.
+	warmBase   string
+	spare      *spare
+	resets     int
+	background sync.WaitGroup // copies and removals Close waits for
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -97,6 +104,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.seedCache(ctx); err != nil {
 		return nil, err
 	}
+	s.makeSpare()
 	s.env = commandEnv(cfg)
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
@@ -341,6 +349,7 @@ func (s *Sandbox) Close() error {
 }
 
 func (s *Sandbox) teardown() error {
+	s.background.Wait()
 	if s.exe != nil {
 		s.exe.Close()
 	}

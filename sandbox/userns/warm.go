@@ -36,6 +36,7 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 			return fmt.Errorf("userns sandbox: warm cache: %w", err)
 		}
 	}
+	s.warmBase = base
 	if err := sandbox.CopyTree(base, filepath.Join(s.stateDir, "cache", "go-build")); err != nil {
 		return fmt.Errorf("userns sandbox: warm cache: %w", err)
 	}
