@@ -35,7 +35,8 @@ func BenchmarkMessagesPerTurn(b *testing.B) {
 			ctx := context.Background()
 			c := counter(b)
 			fake := &fakeSummarizer{t: b, counter: c}
-			w, err := summarizer.NewWindow(summarizer.Config{Counter: c, ContextLimit: 32000, ReplyReserve: 2000, Summarizer: fake})
+			w, err := summarizer.NewWindow(summarizer.Config{Counter: c, ContextLimit: 32000, ReplyReserve: 2000, Summarizer: fake,
+				SummaryEvery: summarizer.DefaultSummaryEvery})
 			if err != nil {
 				b.Fatal(err)
 			}

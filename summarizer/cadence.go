@@ -84,8 +84,8 @@ func (w *Window) foldTokens() (fold, kept int, growth float64) {
 }
 
 // summaryFixedCost is the cost of a summary beyond the transcript it
-// folds, in the price table's units per million tokens (see the comment at
-// the top of this file).
+// folds, times a million (prices are per million tokens; see the comment
+// at the top of this file).
 func (w *Window) summaryFixedCost(kept int) float64 {
 	worker, sp := w.prices()
 	w.reference() // brings refTok and errsTok up to date
@@ -119,12 +119,12 @@ func (w *Window) chargeCarry(f *fitting) string {
 	if !w.costCadence() || !w.foldable() {
 		return ""
 	}
-	worker, _ := w.prices()
+	worker, sp := w.prices()
 	fold, kept, g := w.foldTokens()
 	c := worker.CachedInput
 	w.carry += float64(fold) * c
 	fixed := w.summaryFixedCost(kept)
-	if w.carry <= 0 || w.carry < fixed {
+	if w.carry <= 0 || w.carry < fixed || g <= 0 {
 		return ""
 	}
 	rawBudget := float64(w.budget) / (w.counter.Ratio() * (1 + w.margin))
@@ -136,8 +136,9 @@ func (w *Window) chargeCarry(f *fitting) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("carrying %d unsummarized tokens has cost %.0f since the last summary (cached input at %g), more than a summary's fixed cost %.0f (per million tokens)",
-		fold, w.carry, c, fixed)
+	return fmt.Sprintf("carrying %d unsummarized tokens has cost %.4g since the last summary, more than a summary's fixed cost %.4g "+
+		"(cached input at %g, summary input at %g and output at %g per million tokens)",
+		fold, w.carry/1e6, fixed/1e6, c, sp.Input, sp.Output)
 }
 
 func validPrice(p llm.Price) bool {

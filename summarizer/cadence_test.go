@@ -1,6 +1,7 @@
 package summarizer_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/trioagent/trio/llm"
@@ -45,5 +46,67 @@ func TestCostCadenceFollowsPrices(t *testing.T) {
 	}
 	if fixedN < turns/4-2 {
 		t.Errorf("SummaryEvery 4 with a cheap cache made %d summaries in %d turns: the explicit cadence must win over the prices", fixedN, turns)
+	}
+}
+
+// The cost-driven cadence's running sum is part of the window's State: a
+// window restored from a checkpoint taken before the first summary
+// summarizes on the same turn as the window that went on, and one restored
+// without the sum does not.
+func TestStateKeepsCarryCost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := summarizer.Config{ContextLimit: 128000, ReplyReserve: 4096}
+	outputs := []string{codeText(1, 3000), codeText(2, 3200), codeText(3, 3400)}
+	// step appends turn i and asks for the view; it reports whether the
+	// window summarized.
+	step := func(w *summarizer.Window, fake *fakeSummarizer, i int) bool {
+		t.Helper()
+		before := fake.numCalls()
+		w.Append(turn(i, outputs)...)
+		if _, err := w.Messages(ctx, testTools()); err != nil {
+			t.Fatal(err)
+		}
+		return fake.numCalls() > before
+	}
+	w, fake, _ := newWindow(t, cfg)
+	first := -1
+	for i := 0; i < 60 && first < 0; i++ {
+		if step(w, fake, i) {
+			first = i
+		}
+	}
+	if first < 4 {
+		t.Fatalf("first summary at turn %d, want one after turn 4 to checkpoint before it", first)
+	}
+	// Replay to two turns before the summary, checkpoint and restore.
+	src, srcFake, _ := newWindow(t, cfg)
+	for i := range first - 1 {
+		if step(src, srcFake, i) {
+			t.Fatalf("the replay summarized at turn %d, before %d", i, first)
+		}
+	}
+	st := src.State()
+	if st.CarryCost <= 0 {
+		t.Fatalf("checkpoint carry cost %v, want the sum so far", st.CarryCost)
+	}
+	for _, tc := range []struct {
+		name  string
+		carry float64
+		want  bool
+	}{{"restored", st.CarryCost, true}, {"without the sum", 0, false}} {
+		r, rFake, _ := newWindow(t, cfg)
+		r.Append(src.History()...)
+		s := st
+		s.CarryCost = tc.carry
+		if err := r.Restore(s); err != nil {
+			t.Fatal(err)
+		}
+		if step(r, rFake, first-1) {
+			t.Fatalf("%s: summarized at turn %d, before %d", tc.name, first-1, first)
+		}
+		if got := step(r, rFake, first); got != tc.want {
+			t.Errorf("%s: summarized at turn %d: %v, want %v", tc.name, first, got, tc.want)
+		}
 	}
 }
