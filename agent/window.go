@@ -17,7 +17,9 @@ const DefaultContextLimit = 128_000
 const MinContextLimit = 1024
 
 // windowConfig is the Worker window's configuration (WithWindow, or the
-// defaults) with the run's token counter.
+// defaults). The run's prices (WithPrices) of the Worker and the
+// summarizer are the window's, for its cost-driven summary cadence, unless
+// WithWindow sets its own.
 func (r *run) windowConfig() summarizer.Config {
 	cfg := summarizer.Config{ContextLimit: DefaultContextLimit}
 	if r.cfg.window != nil {
@@ -25,6 +27,12 @@ func (r *run) windowConfig() summarizer.Config {
 		if cfg.ContextLimit == 0 {
 			cfg.ContextLimit = DefaultContextLimit
 		}
+	}
+	if p, ok := r.cfg.prices[RoleWorker]; ok && cfg.Price == nil {
+		cfg.Price = &p
+	}
+	if p, ok := r.cfg.prices[RoleSummarizer]; ok && cfg.SummaryPrice == nil {
+		cfg.SummaryPrice = &p
 	}
 	return cfg
 }
@@ -44,8 +52,9 @@ func (r *run) newCounter() (*summarizer.Counter, error) {
 	return c, nil
 }
 
-// newWindow builds the Worker's window (masking old tool outputs first,
-// structured summaries when that is not enough or every N turns) from the
+// newWindow builds the Worker's window (structured summaries when the
+// cadence says so, masking old tool outputs when a request does not fit,
+// a summary when that is not enough) from the
 // checkpoint: the pinned system prompt and goal + plan, the whole history,
 // then the window's saved state, so that a summary made before an
 // interruption is kept and not asked for again.

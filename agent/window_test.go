@@ -269,3 +269,65 @@ func TestUnreportedUsageStillBudgets(t *testing.T) {
 		t.Error("report.md does not say the tokens were estimated")
 	}
 }
+
+// The run's price table drives the Worker window's default, cost-driven
+// summary cadence: with no cache discount on the Worker's model and a cheap
+// summarizer, carrying the first foldable rounds already costs more than a
+// summary, so the window summarizes within a four-turn step (and again as
+// the history grows); without a
+// price table (cached input assumed at 10 %) the same run makes none (the
+// script has no summarizer reply to give).
+func TestPricesDriveSummaryCadence(t *testing.T) {
+	t.Parallel()
+	noCache := llm.Price{Input: 3, CachedInput: 3, CacheWrite: 3, Output: 15}
+	cheap := llm.Price{Input: 0.1, CachedInput: 0.1, CacheWrite: 0.1, Output: 0.4}
+	for _, tt := range []struct {
+		name      string
+		prices    map[string]llm.Price
+		summaries int
+	}{
+		{"no cache discount", map[string]llm.Price{agent.RoleWorker: noCache, agent.RoleSummarizer: cheap}, 1},
+		{"no price table", nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+				add(agent.RoleWorker,
+					calls("", write("go.mod", goMod)),
+					calls("", call{"list_files", map[string]any{}}),
+					calls("", call{"list_files", map[string]any{}}),
+					calls("", write("calc.go", calcGood), finish("done")),
+				)
+			if tt.summaries > 0 {
+				for i := range 3 {
+					m.add(agent.RoleSummarizer, summaryReply(fmt.Sprintf("go.mod is written (%d)", i), llm.Usage{}))
+				}
+			}
+			opts := []agent.Option{agent.WithWindow(summarizer.Config{KeepRounds: 1})}
+			if tt.prices != nil {
+				opts = append(opts, agent.WithPrices(tt.prices))
+			}
+			rep := run(t, m, nil, e.opts(opts...)...)
+			if rep.Reason != agent.StopCompleted {
+				t.Fatalf("stopped with %s (%s)", rep.Reason, rep.Detail)
+			}
+			n := len(m.requestsOf(agent.RoleSummarizer))
+			if rep.Metrics.Summaries < tt.summaries || rep.Metrics.Summaries != n || (tt.summaries == 0 && n != 0) {
+				t.Fatalf("%d summaries, %d summarizer requests; want at least %d, all accepted", rep.Metrics.Summaries, n, tt.summaries)
+			}
+			if tt.summaries == 0 {
+				return
+			}
+			trace, err := agent.ReadTrace(filepath.Join(e.runs, "run"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, te := range trace {
+				if te.Kind == "summary" && !strings.Contains(te.Detail, "more than a summary's fixed cost") {
+					t.Errorf("summary trace entry %q does not give the cost reason", te.Detail)
+				}
+			}
+		})
+	}
+}

@@ -35,7 +35,8 @@ func BenchmarkMessagesPerTurn(b *testing.B) {
 			ctx := context.Background()
 			c := counter(b)
 			fake := &fakeSummarizer{t: b, counter: c}
-			w, err := summarizer.NewWindow(summarizer.Config{Counter: c, ContextLimit: 32000, ReplyReserve: 2000, Summarizer: fake})
+			w, err := summarizer.NewWindow(summarizer.Config{Counter: c, ContextLimit: 32000, ReplyReserve: 2000, Summarizer: fake,
+				SummaryEvery: summarizer.DefaultSummaryEvery})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -79,41 +80,79 @@ func BenchmarkMessagesPerTurn(b *testing.B) {
 	}
 }
 
-// BenchmarkLongRun runs the 200-turn scripted run and reports the total
-// prompt tokens with the window (Worker calls plus summary calls) against
-// sending the whole history every time, the share of the Worker's prompt
-// tokens that repeat the previous request's prefix (what a provider's
-// prompt cache can serve), and the modelled input cost at cached prices of
-// 10, 25 and 50 % of the uncached price (DeepSeek and Anthropic, OpenAI's
-// newer and older models), relative to sending the whole history at the
-// same price — which a cache serves almost entirely, so the comparison is
-// not flattered. It prints the per-call curve.
+// BenchmarkLongRun runs the 200-turn scripted run at a 128k and an 8k
+// limit, under the fixed cadence (a summary every DefaultSummaryEvery
+// turns) and the cost-driven one (run once per cached-price ratio, since
+// its decisions depend on the price), and reports for each:
+//
+//   - prefix-reuse: the share of the Worker's prompt tokens that repeat the
+//     previous request's prefix (what a provider's prompt cache can serve);
+//   - reuse-bound: 1 − mean tokens appended per turn / mean prompt tokens,
+//     the most any layout could reuse with these prompts, since a turn's
+//     new round has never been sent before; reuse-bound-budget is the same
+//     with every prompt at the budget, the most any cadence could reach at
+//     this limit;
+//   - cost/full@N%: the modelled cost at cached input priced N % of input
+//     (DeepSeek and Anthropic 10 %, OpenAI 25–50 %), a cache write at the
+//     input price and summary replies at 4× (DefaultPrice), relative to
+//     sending the whole history at the same prices, which a cache serves
+//     almost entirely, so the comparison is not flattered;
+//   - summaries, max-prompt against budget, and the tokens sent.
+//
+// It logs the per-call curve.
 func BenchmarkLongRun(b *testing.B) {
+	ratios := []int{10, 25, 50}
 	for _, limit := range []int{128000, 8000} {
-		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
-			cfg := summarizer.Config{Model: "gpt-4o", ContextLimit: limit, ReplyReserve: min(4096, limit/5)}
-			const turns = 200
-			var r runResult
-			for b.Loop() {
-				r = longRun(b, cfg, turns, 1)
-			}
-			with, without := sum(r.prompts)+r.summaryIn, sum(r.full)
-			b.ReportMetric(float64(with), "tokens-window")
-			b.ReportMetric(float64(without), "tokens-full")
-			b.ReportMetric(float64(with)/float64(without), "window/full")
-			b.ReportMetric(float64(maxOf(r.prompts[r.firstSummary:])), "max-prompt")
-			b.ReportMetric(float64(sum(r.reused))/float64(sum(r.prompts)), "prefix-reuse")
-			fullReused := fullReuse(r.full)
-			for _, pct := range []int{10, 25, 50} {
-				ratio := float64(pct) / 100
-				win := modelledCost(r.prompts, r.reused, r.summaryIn, ratio)
-				whole := modelledCost(r.full, fullReused, 0, ratio)
-				b.ReportMetric(win, fmt.Sprintf("cost@%d%%", pct))
-				b.ReportMetric(win/whole, fmt.Sprintf("cost/full@%d%%", pct))
-			}
-			b.Logf("prompt tokens per call (call:tokens), first summary at call %d, %d summaries:\n%s",
-				r.firstSummary, r.summaries, curve(r.prompts, 10))
-			b.Logf("whole history per call:\n%s", curve(r.full, 20))
-		})
+		type variant struct {
+			name   string
+			every  int
+			ratios []int // the ratios the run is priced at
+		}
+		vs := []variant{{fmt.Sprintf("every-%d", summarizer.DefaultSummaryEvery), summarizer.DefaultSummaryEvery, ratios}}
+		for _, pct := range ratios {
+			vs = append(vs, variant{fmt.Sprintf("cost@%d%%", pct), summarizer.CostDriven, []int{pct}})
+		}
+		for _, v := range vs {
+			b.Run(fmt.Sprintf("limit=%d/cadence=%s", limit, v.name), func(b *testing.B) {
+				cfg := summarizer.Config{Model: "gpt-4o", ContextLimit: limit, ReplyReserve: min(4096, limit/5), SummaryEvery: v.every}
+				if v.every == summarizer.CostDriven {
+					p := benchPrice(v.ratios[0])
+					cfg.Price = &p
+				}
+				const turns = 200
+				var r runResult
+				for b.Loop() {
+					r = longRun(b, cfg, turns, 1)
+				}
+				with, without := sum(r.prompts)+r.summaryIn, sum(r.full)
+				b.ReportMetric(float64(with), "tokens-window")
+				b.ReportMetric(float64(without), "tokens-full")
+				b.ReportMetric(float64(with)/float64(without), "window/full")
+				b.ReportMetric(float64(maxOf(r.prompts)), "max-prompt")
+				b.ReportMetric(float64(limit-cfg.ReplyReserve), "budget")
+				b.ReportMetric(float64(r.summaries), "summaries")
+				b.ReportMetric(float64(sum(r.reused))/float64(sum(r.prompts)), "prefix-reuse")
+				perTurn := float64(r.full[len(r.full)-1]-r.full[0]) / float64(len(r.full)-1)
+				b.ReportMetric(1-perTurn/(float64(sum(r.prompts))/float64(len(r.prompts))), "reuse-bound")
+				b.ReportMetric(1-perTurn/float64(limit-cfg.ReplyReserve), "reuse-bound-budget")
+				fullReused := fullReuse(r.full)
+				for _, pct := range v.ratios {
+					p := benchPrice(pct)
+					win := modelledCost(r.prompts, r.reused, r.summaryIn, p.CachedInput) + p.Output*float64(r.summaryOut)
+					whole := modelledCost(r.full, fullReused, 0, p.CachedInput)
+					b.ReportMetric(win, fmt.Sprintf("cost@%d%%", pct))
+					b.ReportMetric(win/whole, fmt.Sprintf("cost/full@%d%%", pct))
+				}
+				b.Logf("prompt tokens per call (call:tokens), first summary at call %d, %d summaries, %.0f tokens appended per turn:\n%s",
+					r.firstSummary, r.summaries, perTurn, curve(r.prompts, 10))
+			})
+		}
 	}
+}
+
+// benchPrice is DefaultPrice with cached input at pct % of input.
+func benchPrice(pct int) llm.Price {
+	p := summarizer.DefaultPrice
+	p.CachedInput = float64(pct) / 100
+	return p
 }

@@ -13,8 +13,11 @@
 //     window's log, and what is sent is a fitted view. Before each model call
 //     Messages fits the budget by, in order, masking old tool outputs (the
 //     call stays, the output becomes a one-line stub pointing at the trace),
-//     then a structured summary by a model — only when masking is not enough
-//     or every SummaryEvery Worker turns. Unresolved error texts and the
+//     then a structured summary by a model when masking is not enough. The
+//     cadence also summarizes before the budget binds: by default when
+//     carrying the unsummarized rounds at the cached price has cost more
+//     than a summary (cadence.go), or every SummaryEvery Worker turns when
+//     that is set. Unresolved error texts and the
 //     current failing output are tracked by the window itself and always sent
 //     verbatim; the model's summary is never trusted with them alone.
 //   - Stable prefixes for provider caches: a view is laid out as pinned

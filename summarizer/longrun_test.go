@@ -21,6 +21,7 @@ type runResult struct {
 	unstable     []int
 	firstSummary int // Worker call index after the first summary, -1 if none
 	summaryIn    int // prompt tokens of all summary calls
+	summaryOut   int // completion tokens of all summary calls
 	summaries    int
 	masks        int
 	maxTurnTok   int
@@ -55,6 +56,7 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 		case summarizer.EventSummary:
 			res.summaries++
 			res.summaryIn += e.Usage.PromptTokens
+			res.summaryOut += e.Usage.CompletionTokens
 			if res.firstSummary < 0 {
 				res.firstSummary = calls
 			}
@@ -138,6 +140,9 @@ func longRun(tb testing.TB, cfg summarizer.Config, turns int, ratio float64) run
 
 func TestLongRunNeverOverBudgetAndStaysFlat(t *testing.T) {
 	t.Parallel()
+	tight := summarizer.Config{Model: "gpt-4o", ContextLimit: 8000, ReplyReserve: 1500}
+	roomy := summarizer.Config{Model: "gpt-4o", ContextLimit: 128000, ReplyReserve: 4096}
+	fixed := func(c summarizer.Config) summarizer.Config { c.SummaryEvery = summarizer.DefaultSummaryEvery; return c }
 	cases := []struct {
 		name  string
 		cfg   summarizer.Config
@@ -145,28 +150,39 @@ func TestLongRunNeverOverBudgetAndStaysFlat(t *testing.T) {
 	}{
 		// Tight: masking and summaries both work; a different tokenizer
 		// (8 % more than the estimate) must be learned from usage.
-		{"tight", summarizer.Config{Model: "gpt-4o", ContextLimit: 8000, ReplyReserve: 1500}, 1.08},
+		{"tight", fixed(tight), 1.08},
 		// Roomy: the budget never binds, so flatness comes from the
 		// summary cadence alone.
-		{"roomy", summarizer.Config{Model: "gpt-4o", ContextLimit: 128000, ReplyReserve: 4096}, 1.0},
+		{"roomy", fixed(roomy), 1.0},
+		// The same under the default, cost-driven cadence.
+		{"tight-cost", tight, 1.08},
+		{"roomy-cost", roomy, 1.0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			const turns = 200
 			r := longRun(t, tc.cfg, turns, tc.ratio)
-			if r.firstSummary < 0 || r.firstSummary > 3*summarizer.DefaultSummaryEvery {
-				t.Fatalf("first summary after call %d, want by %d", r.firstSummary, 3*summarizer.DefaultSummaryEvery)
+			every := tc.cfg.SummaryEvery
+			if r.firstSummary < 0 {
+				t.Fatalf("no summary in %d turns", turns)
 			}
-			if r.summaries < turns/summarizer.DefaultSummaryEvery-2 {
-				t.Errorf("%d summaries in %d turns, want about one every %d turns", r.summaries, turns, summarizer.DefaultSummaryEvery)
+			budget := tc.cfg.ContextLimit - tc.cfg.ReplyReserve
+			bound := budget
+			if every > 0 {
+				if r.firstSummary > 3*every {
+					t.Fatalf("first summary after call %d, want by %d", r.firstSummary, 3*every)
+				}
+				if r.summaries < turns/every-2 {
+					t.Errorf("%d summaries in %d turns, want about one every %d turns", r.summaries, turns, every)
+				}
+				// The bound does not depend on the turn count: pinned
+				// messages, a summary, tracked errors, a failing output, the
+				// tool definitions and the rounds since the last summary.
+				rounds := every + summarizer.DefaultKeepRounds + 1
+				bound = int(float64(r.pinnedTok+2048+1500+r.failingTok+r.toolsTok+rounds*(r.maxTurnTok+200)) * tc.ratio)
+				bound = min(bound, budget)
 			}
-			// The bound does not depend on the turn count: pinned messages,
-			// a summary, tracked errors, a failing output, the tool
-			// definitions and the rounds since the last summary.
-			rounds := summarizer.DefaultSummaryEvery + summarizer.DefaultKeepRounds + 1
-			bound := int(float64(r.pinnedTok+2048+1500+r.failingTok+r.toolsTok+rounds*(r.maxTurnTok+200)) * tc.ratio)
-			bound = min(bound, tc.cfg.ContextLimit-tc.cfg.ReplyReserve)
 			after := r.prompts[r.firstSummary:]
 			half := len(after) / 2
 			early, late := maxOf(after[:half]), maxOf(after[half:])

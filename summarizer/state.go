@@ -27,6 +27,8 @@ type State struct {
 	Summaries            int  `json:"summaries"`
 	Stalls               int  `json:"stalls,omitempty"`
 	Hidden               bool `json:"hidden,omitempty"`
+	// CarryCost is the cost-driven cadence's sum since the last summary.
+	CarryCost float64 `json:"carry_cost,omitempty"`
 }
 
 // State returns the window's state for a checkpoint.
@@ -45,6 +47,7 @@ func (w *Window) State() State {
 		Summaries:            w.summaries,
 		Stalls:               w.stalls,
 		Hidden:               w.hidden,
+		CarryCost:            w.carry,
 	}
 	if w.summary != nil {
 		cp := *w.summary
@@ -110,6 +113,7 @@ func (w *Window) Restore(s State) error {
 	}
 	w.turnsSince, w.appendedSince = s.TurnsSinceSummary, s.AppendedSinceSummary
 	w.summaries, w.stalls, w.hidden = s.Summaries, s.Stalls, s.Hidden
+	w.carry = s.CarryCost
 	w.refDirty, w.errsDirty = true, true
 	return nil
 }

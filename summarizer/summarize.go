@@ -33,7 +33,7 @@ func (w *Window) summarize(ctx context.Context, f *fitting, reason string) error
 	before := f.calibrated()
 	msgs, folded, err := w.summaryRequest(from, to)
 	if err != nil {
-		w.turnsSince = 0
+		w.turnsSince, w.carry = 0, 0
 		f.emit(Event{Kind: EventSummaryFailed, Reason: reason, TokensBefore: before, TokensAfter: before, Error: err.Error()})
 		return err
 	}
@@ -77,7 +77,7 @@ func (w *Window) summarize(ctx context.Context, f *fitting, reason string) error
 		w.foldStart = to
 		w.viewStart = max(w.viewStart, to)
 		w.maskNext = max(w.maskNext, to)
-		w.turnsSince, w.appendedSince = 0, 0
+		w.turnsSince, w.appendedSince, w.carry = 0, 0, 0
 		w.hidden, w.refDirty, w.errsDirty = true, true, true
 		cp := s
 		f.emit(Event{Kind: EventSummary, Reason: reason, TokensBefore: before, TokensAfter: f.calibrated(),
@@ -89,8 +89,9 @@ func (w *Window) summarize(ctx context.Context, f *fitting, reason string) error
 		return nil
 	}
 	// Do not ask again on every turn: wait for the next SummaryEvery turns
-	// (or the next budget overflow). The rounds stay foldable.
-	w.turnsSince = 0
+	// (or as much carrying cost, or the next budget overflow). The rounds
+	// stay foldable.
+	w.turnsSince, w.carry = 0, 0
 	f.emit(Event{Kind: EventSummaryFailed, Reason: reason, TokensBefore: before, TokensAfter: before, Error: lastErr.Error()})
 	return fmt.Errorf("%w: summary reply rejected twice: %w", ErrSummary, lastErr)
 }

@@ -17,10 +17,16 @@ import (
 
 // Defaults of Config.
 const (
+	// DefaultSummaryEvery is the usual count of a fixed cadence, the
+	// default before the cost-driven cadence replaced it (BenchmarkLongRun
+	// compares the two).
 	DefaultSummaryEvery = 8
-	DefaultKeepRounds   = 2
-	DefaultMargin       = 0.05
-	DefaultMaxErrors    = 40
+	// CostDriven, as Config.SummaryEvery, selects the cost-driven cadence,
+	// the default.
+	CostDriven        = -1
+	DefaultKeepRounds = 2
+	DefaultMargin     = 0.05
+	DefaultMaxErrors  = 40
 )
 
 // maskArgsBytes is the size above which an old tool call's arguments (a
@@ -39,9 +45,20 @@ type Config struct {
 	ContextLimit int
 	// ReplyReserve is kept free for the reply. Default: min(4096, limit/4).
 	ReplyReserve int
-	// SummaryEvery is the number of Worker turns (assistant messages) after
-	// which old rounds are summarized even when masking would do. Default 8.
+	// SummaryEvery chooses when old rounds are summarized although the
+	// budget does not force it. A positive value is a fixed cadence: every
+	// that many Worker turns (assistant messages). CostDriven decides from
+	// the prices instead (Price, SummaryPrice; cadence.go): summarize once
+	// carrying the unsummarized rounds at the cached input price has cost
+	// more than a summary; it is the default (0). A positive value wins
+	// over the prices; the budget forces masking and a summary under
+	// either cadence.
 	SummaryEvery int
+	// Price is the Worker model's price, which the cost-driven cadence
+	// weighs (only the ratios matter). Nil: DefaultPrice.
+	Price *llm.Price
+	// SummaryPrice is the summarizer model's price. Nil: Price.
+	SummaryPrice *llm.Price
 	// KeepRounds is the number of latest rounds never masked or summarized
 	// in normal operation. Default 2.
 	KeepRounds int
@@ -172,8 +189,10 @@ type Window struct {
 	errsMsg   *llm.Message
 	errsTok   int
 
-	turnsSince    int // assistant messages since the last summary
-	appendedSince int // messages since the last summary
+	turnsSince    int     // assistant messages since the last summary
+	appendedSince int     // messages since the last summary
+	carry         float64 // cost of carrying foldable rounds since the last summary (cadence.go)
+	sysTok        int     // the summarizer's system prompt, counted once
 
 	lastEstimate int
 	lastLen      int
@@ -201,13 +220,22 @@ func NewWindow(cfg Config) (*Window, error) {
 			cfg.ContextLimit, cfg.ReplyReserve, budget)
 	}
 	if cfg.SummaryEvery == 0 {
-		cfg.SummaryEvery = DefaultSummaryEvery
+		cfg.SummaryEvery = CostDriven
 	}
 	if cfg.KeepRounds == 0 {
 		cfg.KeepRounds = DefaultKeepRounds
 	}
-	if cfg.SummaryEvery < 0 || cfg.KeepRounds < 1 {
-		return nil, fmt.Errorf("summarizer: SummaryEvery %d must be positive and KeepRounds %d at least 1", cfg.SummaryEvery, cfg.KeepRounds)
+	if (cfg.SummaryEvery < 0 && cfg.SummaryEvery != CostDriven) || cfg.KeepRounds < 1 {
+		return nil, fmt.Errorf("summarizer: SummaryEvery %d must be positive or CostDriven (%d) and KeepRounds %d at least 1",
+			cfg.SummaryEvery, CostDriven, cfg.KeepRounds)
+	}
+	for _, p := range []struct {
+		name string
+		p    *llm.Price
+	}{{"Price", cfg.Price}, {"SummaryPrice", cfg.SummaryPrice}} {
+		if p.p != nil && !validPrice(*p.p) {
+			return nil, fmt.Errorf("summarizer: %s %+v: every price must be a finite number, not negative", p.name, *p.p)
+		}
 	}
 	if cfg.SummaryMaxTokens == 0 {
 		cfg.SummaryMaxTokens = min(2048, budget/8)
@@ -407,9 +435,10 @@ func (w *Window) Observe(u llm.Usage, sent int) {
 
 // Messages returns the history fitted to the budget together with tools:
 // calibrated(messages + tools) ≤ ContextLimit - ReplyReserve, or an error
-// wrapping ErrBudget, ErrNoProgress or ErrSummary with the reason. It masks
-// old tool outputs first and summarizes only when masking is not enough or
-// SummaryEvery turns have passed since the last summary.
+// wrapping ErrBudget, ErrNoProgress or ErrSummary with the reason. It
+// summarizes when the cadence says so (SummaryEvery turns, or the
+// cost-driven rule of cadence.go), masks old tool outputs when the request
+// does not fit, and summarizes when masking is not enough.
 func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionToolUnionParam) ([]llm.Message, error) {
 	var events []Event
 	defer func() {
@@ -428,8 +457,15 @@ func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionTool
 
 	summarized := false
 	var sumErr error
-	if w.cfg.Summarizer != nil && w.turnsSince >= w.cfg.SummaryEvery && w.foldable() {
-		reason := fmt.Sprintf("%d worker turns since the last summary", w.turnsSince)
+	reason := ""
+	switch {
+	case w.cfg.Summarizer == nil || !w.foldable():
+	case w.costCadence():
+		reason = w.chargeCarry(f)
+	case w.turnsSince >= w.cfg.SummaryEvery:
+		reason = fmt.Sprintf("%d worker turns since the last summary", w.turnsSince)
+	}
+	if reason != "" {
 		if err := w.summarize(ctx, f, reason); err != nil {
 			if !errors.Is(err, ErrSummary) {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -433,6 +434,9 @@ func TestNewWindowValidates(t *testing.T) {
 		{"tiny budget", summarizer.Config{ContextLimit: 300, ReplyReserve: 100}, "at least 256"},
 		{"summary too big", summarizer.Config{ContextLimit: 8000, ReplyReserve: 1000, SummaryMaxTokens: 5000}, "SummaryMaxTokens"},
 		{"keep rounds", summarizer.Config{ContextLimit: 8000, KeepRounds: -1}, "KeepRounds"},
+		{"cadence", summarizer.Config{ContextLimit: 8000, SummaryEvery: -2}, "SummaryEvery -2"},
+		{"price", summarizer.Config{ContextLimit: 8000, Price: &llm.Price{Input: 1, CachedInput: -0.1}}, "Price"},
+		{"summary price", summarizer.Config{ContextLimit: 8000, SummaryPrice: &llm.Price{Input: math.NaN()}}, "SummaryPrice"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

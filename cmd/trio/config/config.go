@@ -186,6 +186,8 @@ const (
 )
 
 // Window is the Worker's context window; zero keeps the library's default.
+// SummaryEvery, when set, is a fixed summary cadence in Worker turns; zero
+// keeps the cost-driven one, which weighs the price table.
 type Window struct {
 	ContextLimit int `yaml:"context_limit"`
 	ReplyReserve int `yaml:"reply_reserve"`
