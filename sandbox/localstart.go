@@ -108,6 +108,12 @@ func (l *Local) Start(ctx context.Context, cmd Command) (Process, error) {
 	go func() {
 		err := c.Wait()
 		p.res = Result{ExitCode: c.ProcessState.ExitCode(), Duration: time.Since(p.start)}
+		// Stderr() is complete once Wait returns, unless a process that
+		// left the group still holds the pipe.
+		select {
+		case <-p.copied:
+		case <-time.After(pipeGrace):
+		}
 		if err != nil && c.ProcessState == nil {
 			p.err = fmt.Errorf("local sandbox: wait %s: %w", cmd.Argv[0], err)
 		}
