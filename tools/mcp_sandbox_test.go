@@ -130,3 +130,43 @@ func TestMCPInSandboxStartFailures(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMCPStartInLocalSandbox measures starting a stdio server in the
+// local sandbox, initialising the session, listing its tools and
+// stopping it; and, separately, one tool call over the sandbox's pipes.
+func BenchmarkMCPStartInLocalSandbox(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := sandbox.NewLocal(b.TempDir(), sandbox.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	s := tools.MCPServer{Name: "test", Command: []string{self}, Env: []string{envMCPServer + "=1"}, Sandbox: l}
+	b.Run("start", func(b *testing.B) {
+		for b.Loop() {
+			c, err := tools.ConnectMCP(context.Background(), s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
+	b.Run("call", func(b *testing.B) {
+		c, err := tools.ConnectMCP(context.Background(), s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		reg, _ := tools.NewRegistry(c.Tools()...)
+		v, _ := reg.View()
+		g := tools.NewGate(parsePolicy(b, mcpPolicy))
+		for b.Loop() {
+			if res, err := g.Call(context.Background(), v, call("mcp__test__echo", `{"text":"x"}`)); err != nil || !res.OK {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}
