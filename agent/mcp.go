@@ -36,17 +36,17 @@ type roleServer struct {
 // tools, mcp__<server>__<tool>, to the named roles (worker, critic) on
 // top of each role's subset; the run closes them when it ends.
 //
-// A stdio server (Command) without a Sandbox of its own starts inside
-// the run's sandbox, which must then be a sandbox.Starter, with Dir
-// relative to the workspace. Before it starts, its command line passes
-// the policy's command rules as a run_command would: deny, or an ask
-// that is refused (always, when the policy is unattended), stops the
-// run before any step with an error wrapping ErrMCPStart; the decision
-// goes to the audit log as a record of the tool mcp__<server> (the run
-// folder stays, with that record, and Resume tries again). A server
-// with a URL, or with its own Sandbox, is connected as is (an MCPServer
-// with a Command and neither runs nowhere: see tools.ConnectMCP for the
-// host, which is the caller's own to choose).
+// A stdio server (Command) starts inside the run's sandbox, which must
+// then be a sandbox.Starter (or inside MCPServer.Sandbox when set), with
+// Dir relative to the workspace; it never runs on the host this way (for
+// that, connect it yourself with tools.ConnectMCP and give its tools with
+// WithToolsFor). Before it starts, its command line passes the policy's
+// command rules as a run_command would: deny, or an ask that is refused
+// (always, when the policy is unattended), stops the run before any step
+// with an error wrapping ErrMCPStart; the decision goes to the audit log
+// as a record of the tool mcp__<server> (the run folder stays, with that
+// record, and Resume tries again). A URL or transport server is
+// connected as is.
 func WithMCPServers(roles []string, servers ...tools.MCPServer) Option {
 	return func(c *config) error {
 		if len(roles) == 0 {
