@@ -133,9 +133,11 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	rep, err := a.execute(ctx, dir, st, false, choice, nil)
-	if rep == nil && err != nil {
+	if rep == nil && err != nil && !errors.Is(err, ErrMCPStart) {
 		// Nothing ran (the sandbox or the run folder could not be set up):
-		// leave no run folder that cannot be resumed.
+		// leave no run folder that cannot be resumed. An MCP server that
+		// did not start leaves it, for the audit's record of why; Resume
+		// tries again.
 		os.RemoveAll(dir)
 	}
 	return rep, err

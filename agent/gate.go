@@ -15,10 +15,7 @@ import (
 // calls are traced and announced by the Worker loop, which knows their
 // results).
 func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
-	scope := policy.Scope{Workspace: r.ws.Dir}
-	if d := r.sb.Info().WorkspaceDir; d != "" && d != r.ws.Dir {
-		scope.Aliases = []string{d}
-	}
+	scope := r.scope()
 	observe := func(rec tools.Record) { r.observeCall(rec, nil) }
 	if role != RoleWorker {
 		observe = func(rec tools.Record) {
@@ -39,6 +36,16 @@ func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
 	}
 	opts = append(opts, r.hookOptions()...)
 	return tools.NewGate(p, opts...)
+}
+
+// scope is where the workspace is, for the policy's path arguments: the
+// host folder, and the sandbox's name for it when that differs.
+func (r *run) scope() policy.Scope {
+	scope := policy.Scope{Workspace: r.ws.Dir}
+	if d := r.sb.Info().WorkspaceDir; d != "" && d != r.ws.Dir {
+		scope.Aliases = []string{d}
+	}
+	return scope
 }
 
 // observeCall records one gate decision in audit.jsonl and the counters;

@@ -112,6 +112,8 @@ type config struct {
 	window     *summarizer.Config
 	// roleExtra are tools for some roles only (WithToolsFor).
 	roleExtra []roleTool
+	// mcpServers are connected when the sandbox opens (WithMCPServers).
+	mcpServers []roleServer
 	// hooks run around tool calls and at the end (WithHooks).
 	hooks  *tools.Hooks
 	prices map[string]llm.Price // WithPrices, by role

@@ -53,13 +53,14 @@ func (r *run) registerRoleTools() error {
 // withRoleTools is names without the WithToolsFor tools not given to
 // role, plus those that are.
 func (r *run) withRoleTools(role string, names []string) []string {
-	if len(r.cfg.roleExtra) == 0 {
+	all := r.extraTools()
+	if len(all) == 0 {
 		return names
 	}
 	out := make([]string, 0, len(names))
 	granted := map[string]bool{}
 	extra := map[string]bool{}
-	for _, rt := range r.cfg.roleExtra {
+	for _, rt := range all {
 		extra[rt.tool.Name()] = true
 		if slices.Contains(rt.roles, role) {
 			granted[rt.tool.Name()] = true
@@ -70,12 +71,20 @@ func (r *run) withRoleTools(role string, names []string) []string {
 			out = append(out, n)
 		}
 	}
-	for _, rt := range r.cfg.roleExtra {
+	for _, rt := range all {
 		if n := rt.tool.Name(); granted[n] && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// extraTools are the WithToolsFor tools and this session's MCP tools.
+func (r *run) extraTools() []roleTool {
+	if len(r.mcpExtra) == 0 {
+		return r.cfg.roleExtra
+	}
+	return append(slices.Clone(r.cfg.roleExtra), r.mcpExtra...)
 }
 
 // Unwrap is the Critic's tool inside the write-ahead wrapper: the gate

@@ -47,6 +47,10 @@ type run struct {
 	pathRules atomic.Pointer[policy.Policy]
 	ws        *tools.Workspace
 	reg       *tools.Registry
+	// mcpConns are the WithMCPServers servers of this session, and
+	// mcpExtra their tools with the roles they are for.
+	mcpConns []*tools.MCPConn
+	mcpExtra []roleTool
 
 	criticGate *tools.Gate
 	workerGate *tools.Gate
@@ -204,6 +208,9 @@ func (r *run) open(ctx context.Context) error {
 	if err == nil {
 		err = r.registerRoleTools()
 	}
+	if err == nil {
+		err = r.connectMCP(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -259,6 +266,7 @@ func (r *run) traceHealed() {
 }
 
 func (r *run) close() {
+	r.closeMCP()
 	if r.ws != nil {
 		r.ws.Close()
 	}

@@ -19,6 +19,10 @@
 //     never the host's environment, so API keys do not leak into commands;
 //   - a working directory inside the workspace.
 //
+// [Local.Start] (a [Starter], for stdio MCP servers) gives a long-lived
+// process the same: its own process group, killed whole by Stop or Close,
+// the same environment and working folder, and the end of its stderr kept.
+//
 // Memory, CPU, pids and network limits are not enforced by Local.
 //
 // This package must not decide policy: whether a command may run at all is

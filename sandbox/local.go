@@ -36,6 +36,7 @@ type Local struct {
 
 	mu     sync.Mutex
 	closed bool
+	procs  map[*localProcess]bool // Start's, stopped by Close
 }
 
 var _ Sandbox = (*Local)(nil)
@@ -77,14 +78,17 @@ func (l *Local) Info() Info {
 	return Info{Kind: "local", Isolated: false, WorkspaceDir: l.dir}
 }
 
-// Close removes the private HOME. Exec fails with ErrClosed afterwards.
+// Close stops the processes Start started and removes the private HOME.
+// Exec and Start fail with ErrClosed afterwards.
 func (l *Local) Close() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return nil
 	}
 	l.closed = true
+	l.mu.Unlock()
+	l.stopAll()
 	return os.RemoveAll(l.home)
 }
 

@@ -101,10 +101,13 @@
 // on Claude Code's contract; MCP tools (ConnectMCP) are the tools of MCP
 // servers, named mcp__<server>__<tool>, checked against the server's schema
 // and passed through the gate like any other, where one that no tools rule
-// names is "ask" (its effects are unknown). Hook programs and stdio MCP
-// servers are the two processes this package starts itself: they are the
-// user's own declared programs, not the model's commands, and run on the
-// host with the sandbox's allow-listed environment (see the README).
+// names is "ask" (its effects are unknown). A stdio MCP server with
+// MCPServer.Sandbox starts through that sandbox.Starter, and
+// Gate.ConnectMCP first judges its command line with the command rules.
+// Hook programs and stdio MCP servers without a Sandbox (host: true) are
+// the two processes this package starts itself: they are the user's own
+// declared programs, not the model's commands, and run on the host with
+// the sandbox's allow-listed environment (see the README).
 //
 // Apart from those, this package must not run a process itself (commands go
 // through sandbox), decide policy (it asks policy), or know about roles

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/trioagent/trio/internal/schema"
+	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 )
 
@@ -37,14 +38,17 @@ const MCPPrefix = "mcp__"
 type MCPServer struct {
 	// Name is the server's name in tool names (letters, digits and -).
 	Name string
-	// Command is the argv of a stdio server. It runs on the host, as the
-	// user, outside the sandbox (the sandbox cannot stream a process's
-	// stdin and stdout yet): only the user's own declaration starts one.
+	// Command is the argv of a stdio server. With Sandbox set it runs
+	// there, confined as the sandbox's commands are; without, it runs on
+	// the host, as the user, outside any sandbox.
 	Command []string
+	// Sandbox, when set, starts Command inside it (see sandbox.Starter).
+	Sandbox sandbox.Starter
 	// Env adds KEY=VALUE entries to a stdio server's environment, which is
 	// otherwise the sandbox's allow-listed base: no API keys.
 	Env []string
-	// Dir is a stdio server's working folder.
+	// Dir is a stdio server's working folder: relative to the sandbox's
+	// workspace with Sandbox set ("" is its root), a host folder without.
 	Dir string
 	// URL is a streamable HTTP endpoint; Headers are sent with every
 	// request. Header values are secrets: they are never logged or put in
@@ -74,7 +78,10 @@ type MCPConn struct {
 	// Skipped are the server's tools left out, with why (a name too long
 	// for a function name, a schema that cannot be checked).
 	Skipped []string
-	stderr  *limitedBuffer
+	stderr  *stderrHead     // a host server's
+	proc    sandbox.Process // a server started in a sandbox
+	exited  chan struct{}   // closed when proc ended
+	exit    sandbox.Result  // how proc ended, once exited is closed
 	mu      sync.Mutex
 	closed  bool
 }
@@ -94,21 +101,24 @@ func ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
 		s.StartTimeout = DefaultMCPStartTimeout
 	}
 	c := &MCPConn{server: s}
-	t, err := c.transport()
+	sctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
+	defer cancel()
+	t, err := c.transport(sctx)
 	if err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
-	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "trio", Version: "v1"}, nil)
 	c.session, err = client.Connect(sctx, t, nil)
 	if err != nil {
-		return nil, c.startError("connect", sctx, err)
+		err = c.startError("connect", sctx, err)
+		c.Close()
+		return nil, err
 	}
 	for tool, err := range c.session.Tools(sctx, nil) {
 		if err != nil {
+			err = c.startError("list tools", sctx, err)
 			c.Close()
-			return nil, c.startError("list tools", sctx, err)
+			return nil, err
 		}
 		mt, skip := newMCPTool(c, tool)
 		if skip != "" {
@@ -120,19 +130,30 @@ func ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
 	return c, nil
 }
 
-func (c *MCPConn) transport() (mcp.Transport, error) {
+func (c *MCPConn) transport(ctx context.Context) (mcp.Transport, error) {
 	s := c.server
 	switch {
 	case s.Transport != nil:
 		return s.Transport, nil
 	case len(s.Command) > 0 && s.URL != "":
 		return nil, fmt.Errorf("mcp: server %s: both a command and a URL", s.Name)
+	case len(s.Command) > 0 && s.Sandbox != nil:
+		p, err := s.Sandbox.Start(ctx, sandbox.Command{Argv: s.Command, Env: s.Env, Dir: s.Dir})
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %s: start %s in the sandbox: %w", s.Name, policy.QuoteArgv(s.Command), err)
+		}
+		c.proc, c.exited = p, make(chan struct{})
+		go func() {
+			c.exit, _ = p.Wait()
+			close(c.exited)
+		}()
+		return &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, nil
 	case len(s.Command) > 0:
 		cmd := exec.Command(s.Command[0], s.Command[1:]...)
 		home, _ := os.UserHomeDir()
 		cmd.Env = sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir(), s.Env...)
 		cmd.Dir = s.Dir
-		c.stderr = &limitedBuffer{max: 4 << 10}
+		c.stderr = &stderrHead{max: 4 << 10}
 		cmd.Stderr = c.stderr
 		// Its own process group: a server's children are not the
 		// terminal's, and Ctrl-C reaches them through Close.
@@ -165,12 +186,104 @@ func (c *MCPConn) startError(what string, ctx context.Context, err error) error 
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		msg = fmt.Sprintf("no answer within %s (%s)", c.server.StartTimeout, msg)
 	}
-	if c.stderr != nil {
-		if tail := strings.TrimSpace(c.stderr.String()); tail != "" {
-			msg += "; its stderr: " + tail
+	c.settle()
+	msg += c.exitNote(4 << 10)
+	return fmt.Errorf("mcp: server %s: %s: %s", c.server.Name, what, msg)
+}
+
+// settle gives a sandboxed server whose connection broke (most likely it
+// died) a moment to be reaped, so that the error says how it ended.
+func (c *MCPConn) settle() {
+	if c.proc == nil {
+		return
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(time.Second):
+	}
+}
+
+// exitNote says how a stdio server ended, when it did, and the end of
+// what it wrote on stderr (at most max bytes), for an error message.
+func (c *MCPConn) exitNote(max int) string {
+	var note, tail string
+	switch {
+	case c.proc != nil:
+		select {
+		case <-c.exited:
+			note = fmt.Sprintf("; it exited with code %d", c.exit.ExitCode)
+			if c.exit.ExitCode == -1 {
+				note = "; a signal ended it"
+			}
+			if c.exit.OOMKilled {
+				note += " (out of memory)"
+			}
+		default:
+		}
+		tail = c.proc.Stderr()
+	case c.stderr != nil:
+		tail = c.stderr.String()
+	}
+	tail = strings.TrimSpace(tail)
+	if len(tail) > max {
+		tail = "..." + tail[len(tail)-max:]
+	}
+	if tail != "" {
+		note += "; its stderr: " + c.redact(tail)
+	}
+	return note
+}
+
+// ConnectMCP connects to s as the package's ConnectMCP does, once the
+// policy has judged a stdio server's command line as it judges
+// run_command's (the command rules, path arguments against the
+// workspace): deny is an error naming the rule; ask goes to g's
+// confirmer, so it is denied when the policy is unattended or no one can
+// answer. g's observers get one Record of the start, for the tool
+// mcp__<server>, with the decision, the answer and how the start ended.
+// Hooks do not run: starting a server is not a model's call. A server
+// without a Command (a URL, a transport) is connected without a Record.
+func (g *Gate) ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
+	if len(s.Command) == 0 {
+		return ConnectMCP(ctx, s)
+	}
+	e := Effect{Kind: EffectExec, Command: policy.Command{Argv: s.Command, Line: policy.QuoteArgv(s.Command)}}
+	if s.Sandbox != nil {
+		e.Dir = s.Dir
+	}
+	rec := Record{Time: time.Now(), CallID: "start-" + s.Name, Role: CallerRole(ctx), Tool: MCPPrefix + s.Name, Effects: []Effect{e}}
+	observe := func() {
+		for _, o := range g.observers {
+			o.Observe(rec)
 		}
 	}
-	return fmt.Errorf("mcp: server %s: %s: %s", c.server.Name, what, msg)
+	sc := g.scope
+	sc.Dir = e.Dir
+	checks := []check{{d: g.policy.CheckCommand(e.Command, sc), effect: &rec.Effects[0]}}
+	rec.Decision = checks[0].d
+	d := rec.Decision
+	if d.Verdict == policy.Ask {
+		var err error
+		if d, err = g.confirm(ctx, rec.Tool, checks, &rec); err != nil {
+			rec.Outcome, rec.Error = OutcomeError, err.Error()
+			observe()
+			return nil, fmt.Errorf("mcp: server %s: %w", s.Name, err)
+		}
+	}
+	if d.Verdict != policy.Allow {
+		rec.Decision, rec.Outcome = d, OutcomeDenied
+		observe()
+		return nil, fmt.Errorf("mcp: server %s: not started: the policy denies its command %s: %s (rule: %s)", s.Name, e.Command.Line, d.Reason, d.Rule)
+	}
+	start := time.Now()
+	c, err := ConnectMCP(ctx, s)
+	rec.Duration = time.Since(start)
+	rec.Outcome = OutcomeOK
+	if err != nil {
+		rec.Outcome, rec.Error = OutcomeError, err.Error()
+	}
+	observe()
+	return c, err
 }
 
 // Name is the server's name.
@@ -179,16 +292,50 @@ func (c *MCPConn) Name() string { return c.server.Name }
 // Tools are the server's tools, named mcp__<server>__<tool>.
 func (c *MCPConn) Tools() []Tool { return append([]Tool(nil), c.tools...) }
 
-// Close ends the session (and stops a stdio server). It may be called
-// more than once.
+// Close ends the session and stops a stdio server (a server in a sandbox
+// with Process.Stop: it and everything it started). It may be called more
+// than once.
 func (c *MCPConn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.session == nil {
+	if c.closed {
 		return nil
 	}
 	c.closed = true
-	return c.session.Close()
+	var err error
+	if c.session != nil {
+		err = c.session.Close()
+	}
+	if c.proc != nil {
+		if serr := c.proc.Stop(); serr != nil {
+			err = fmt.Errorf("mcp: server %s: stop: %w", c.server.Name, serr)
+		}
+	}
+	return err
+}
+
+// stderrHead keeps the first max bytes of a host server's stderr. It has
+// only Write (no ReadFrom an io.Copy would use instead) and is safe to
+// read while the server writes.
+type stderrHead struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *stderrHead) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (b *stderrHead) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 // headerTransport adds the configured headers to every request.
@@ -302,7 +449,8 @@ func (t *mcpTool) call(ctx context.Context, args map[string]any) (Result, error)
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return errorResult("the MCP server %s did not answer %s within %s; the call was abandoned", c.server.Name, t.remote, c.server.CallTimeout), nil
 		}
-		return errorResult("the MCP server %s failed on %s: %s", c.server.Name, t.remote, c.redact(err.Error())), nil
+		c.settle()
+		return errorResult("the MCP server %s failed on %s: %s%s", c.server.Name, t.remote, c.redact(err.Error()), c.exitNote(1<<10)), nil
 	}
 	out := contentText(res)
 	if res.IsError {

@@ -127,3 +127,84 @@ func TestRunWithHooksAndMCP(t *testing.T) {
 		t.Errorf("unset header variable: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// envTestMCPServer makes the test binary a stdio MCP server (TestMain).
+const envTestMCPServer = "TRIO_CLI_TEST_MCP_SERVER"
+
+// serveTestMCP serves one echo tool over stdin and stdout, then exits.
+func serveTestMCP() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "box", Version: "v1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "box says " + in.Text + " from " + os.Getenv("HOME")}}}, nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// trio run with a stdio MCP server declared without host: it starts in
+// the run's (local) sandbox once the policy allows its command line, the
+// Worker's call reaches it, and the audit has both decisions; no host
+// warning is printed. trio tools --sandbox local lists its tools. A policy
+// that does not allow the command stops the run before it starts, exit 3,
+// naming the key.
+func TestRunWithMCPServerInSandbox(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := strings.Replace(extScript, "        - {name: run_command, arguments: {command: \"go vet ./...\"}}\n        - {name: mcp__docs__echo, arguments: {text: hi}}\n",
+		"        - {name: mcp__box__echo, arguments: {text: hi}}\n", 1)
+	base := "version: 1\nmode: unattended\ntools:\n  allow: [\"mcp__box__*\"]\ncommands:\n  read_only_dirs: [" + filepath.Dir(self) + "]\n"
+	files := map[string]string{
+		"script.yaml": script,
+		"policy.yaml": base + "  allow: [\"go test *\", \"" + self + "\"]\n",
+		"strict.yaml": base + "  allow: [\"go test *\"]\n",
+		"trio.yaml":   "policy: policy.yaml\nruns_dir: runs\nmcp:\n  servers:\n    box:\n      command: " + self + "\n      env_vars: [" + envTestMCPServer + "]\n",
+	}
+	files["strict-trio.yaml"] = strings.Replace(files["trio.yaml"], "policy.yaml", "strict.yaml", 1)
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := cleanEnv(envScript+"="+filepath.Join(dir, "script.yaml"), envTestMCPServer+"=1")
+	r := trio(t, dir, env, "run", "--goal", "x", "--config", filepath.Join(dir, "trio.yaml"), "--workspace", filepath.Join(dir, "ws"), "--sandbox", "local", "--unattended")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "outside the sandbox") {
+		t.Errorf("a server without host: true was warned about as a host server:\n%s", r.stderr)
+	}
+	audits, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "audit.jsonl"))
+	if len(audits) != 1 {
+		t.Fatalf("audit files %v", audits)
+	}
+	audit, _ := os.ReadFile(audits[0])
+	for _, want := range []string{`"tool":"mcp__box"`, `commands.allow: \"` + self, `"tool":"mcp__box__echo"`, `"outcome":"ok"`} {
+		if !strings.Contains(string(audit), want) {
+			t.Errorf("audit lacks %q:\n%s", want, audit)
+		}
+	}
+	trace, _ := os.ReadFile(filepath.Join(filepath.Dir(audits[0]), "trace.jsonl"))
+	if !strings.Contains(string(trace), "box says hi from "+os.TempDir()) {
+		t.Errorf("the trace has no answer from the server in the sandbox (HOME under %s)", os.TempDir())
+	}
+
+	if r := trio(t, dir, env, "tools", "--sandbox", "local", "--config", filepath.Join(dir, "trio.yaml")); r.code != exitOK ||
+		!strings.Contains(r.stdout, "mcp__box__echo") || !strings.Contains(r.stdout, "text (string, required)") {
+		t.Errorf("trio tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := trio(t, dir, env, "tools", "--sandbox", "local", "--config", filepath.Join(dir, "strict-trio.yaml")); r.code != exitConfig ||
+		!strings.Contains(r.stderr, "strict-trio.yaml: mcp.servers.box") || !strings.Contains(r.stderr, "default-deny") {
+		t.Errorf("trio tools with a policy that denies the server: exit %d\n%s", r.code, r.stderr)
+	}
+
+	r = trio(t, dir, env, "run", "--goal", "x", "--config", filepath.Join(dir, "strict-trio.yaml"), "--workspace", filepath.Join(dir, "ws2"), "--sandbox", "local", "--unattended")
+	if r.code != exitConfig || !strings.Contains(r.stderr, "strict-trio.yaml: mcp.servers.box") || !strings.Contains(r.stderr, "not started") || !strings.Contains(r.stderr, "default-deny") {
+		t.Errorf("denied server: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -25,6 +25,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envTestMCPServer) == "1" {
+		serveTestMCP() // the test binary as a stdio MCP server (extensions_test.go)
+	}
 	dir, err := os.MkdirTemp("", "trio-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

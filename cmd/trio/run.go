@@ -483,8 +483,13 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 			rep, err = a.Run(ctx, goal)
 		}
 	}
+	var mcpErr *agent.MCPStartError
 	switch {
 	case err == nil:
+	case errors.As(err, &mcpErr):
+		// A server of trio.yaml that the policy refused, or that did not
+		// start in the sandbox: the configuration's to fix.
+		return configError(fmt.Errorf("%s: mcp.servers.%s: %w", cfg.Path, mcpErr.Server, err))
 	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
 	case errors.Is(err, agent.ErrWorkspaceUsed):

@@ -321,11 +321,14 @@ func resolveRun(arg, runs string) (string, error) {
 
 // extensionOptions turns the configuration's hooks and MCP servers into
 // options: the hooks, and each server's tools for the roles it names.
-// It connects to the servers now, so a server that does not start is a
-// configuration error (exit 3) before the run begins. A stdio server runs
-// on the host (host: true): the user is warned, and asked first when a
-// person can answer (cf not nil). The returned function closes the
-// servers. warn prints a warning.
+// It connects to the URL and host servers now, so that one that does not
+// start is a configuration error (exit 3) before the run begins; a stdio
+// server with host: true runs on the host: the user is warned, and asked
+// first when a person can answer (cf not nil). A stdio server without
+// host: true is handed to the agent, which starts it in the run's sandbox
+// once the policy's command rules allow its command line (see
+// agent.WithMCPServers). The returned function closes the servers
+// connected here. warn prints a warning.
 func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]agent.Option, func(), error) {
 	var opts []agent.Option
 	if hooks := hookCommands(f.Hooks); len(hooks) > 0 {
@@ -336,13 +339,28 @@ func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, 
 		}
 		opts = append(opts, agent.WithHooks(h))
 	}
-	servers, closeAll, err := connectServers(ctx, f, cf, warn)
+	servers, err := declaredServers(f)
 	if err != nil {
-		return nil, closeAll, err
+		return nil, func() {}, err
 	}
-	for _, s := range servers {
-		if len(s.tools) > 0 {
-			opts = append(opts, agent.WithToolsFor(s.roles, s.tools...))
+	var conns []*tools.MCPConn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for _, d := range servers {
+		if d.inSandbox() {
+			opts = append(opts, agent.WithMCPServers(d.roles, d.srv))
+			continue
+		}
+		c, err := d.connectHere(ctx, f, cf, warn)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		conns = append(conns, c)
+		if ts := c.Tools(); len(ts) > 0 {
+			opts = append(opts, agent.WithToolsFor(d.roles, ts...))
 		}
 	}
 	return opts, closeAll, nil
@@ -356,72 +374,79 @@ func configDir(f *config.File) string {
 	return filepath.Dir(f.Path)
 }
 
-// serverTools are one MCP server's tools and the roles they are for.
-type serverTools struct {
-	name  string
-	roles []string
-	tools []tools.Tool
+// declared is one MCP server of the configuration, ready to connect.
+type declared struct {
+	name, key string
+	roles     []string
+	host      bool
+	srv       tools.MCPServer
 }
 
-// connectServers connects to the configuration's MCP servers (see
-// extensionOptions); the function returned closes them.
-func connectServers(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]serverTools, func(), error) {
-	var out []serverTools
-	var conns []*tools.MCPConn
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	dir := configDir(f)
+// inSandbox reports whether the server is a stdio server that runs in the
+// run's sandbox (no host: true).
+func (d declared) inSandbox() bool { return len(d.srv.Command) > 0 && !d.host }
+
+// declaredServers are the configuration's MCP servers, sorted by name,
+// with their environment variables and header values looked up.
+func declaredServers(f *config.File) ([]declared, error) {
+	var out []declared
 	for _, name := range f.MCP.ServerNames() {
 		s := f.MCP.Servers[name]
-		key := "mcp.servers." + name
-		srv := tools.MCPServer{Name: name, URL: s.URL, Dir: dir, CallTimeout: s.Timeout.Duration, StartTimeout: s.StartupTimeout.Duration}
+		d := declared{name: name, key: "mcp.servers." + name, roles: s.Roles, host: s.Host,
+			srv: tools.MCPServer{Name: name, URL: s.URL, CallTimeout: s.Timeout.Duration, StartTimeout: s.StartupTimeout.Duration}}
+		if len(d.roles) == 0 {
+			d.roles = []string{agent.RoleWorker}
+		}
 		if s.Command != "" {
-			srv.Command = append([]string{s.Command}, s.Args...)
+			d.srv.Command = append([]string{s.Command}, s.Args...)
+		}
+		if s.Host {
+			// On the host it runs in the configuration's folder; in the
+			// sandbox, at the workspace's root.
+			d.srv.Dir = configDir(f)
 		}
 		for _, v := range s.EnvVars {
 			if val, ok := os.LookupEnv(v); ok {
-				srv.Env = append(srv.Env, v+"="+val)
+				d.srv.Env = append(d.srv.Env, v+"="+val)
 			}
 		}
 		for h, v := range s.EnvHeaders {
 			val := os.Getenv(v)
 			if val == "" {
-				return nil, closeAll, configError(fmt.Errorf("%s: %s.env_headers.%s: $%s is not set (it holds the header's value)", f.Path, key, h, v))
+				return nil, configError(fmt.Errorf("%s: %s.env_headers.%s: $%s is not set (it holds the header's value)", f.Path, d.key, h, v))
 			}
-			if srv.Headers == nil {
-				srv.Headers = map[string]string{}
+			if d.srv.Headers == nil {
+				d.srv.Headers = map[string]string{}
 			}
-			srv.Headers[h] = val
+			d.srv.Headers[h] = val
 		}
-		if len(srv.Command) > 0 {
-			line := strings.Join(srv.Command, " ")
-			warn(fmt.Sprintf("MCP server %s runs on this machine as you, outside the sandbox (host: true): %s", name, line))
-			if cf != nil {
-				ans, err := cf.Confirm(ctx, policy.ConfirmRequest{Tool: tools.MCPPrefix + name, Action: "start an MCP server on the host, outside the sandbox",
-					Command: line, Argv: srv.Command, Decision: policy.Decision{Verdict: policy.Ask, Rule: key + ".host", Reason: "an MCP server is code; on the host it runs as you"}})
-				if err != nil || (ans != policy.AnswerYes && ans != policy.AnswerAlways) {
-					return nil, closeAll, configError(fmt.Errorf("%s: %s: not started: the person asked did not approve it", f.Path, key))
-				}
-			}
-		}
-		c, err := tools.ConnectMCP(ctx, srv)
-		if err != nil {
-			return nil, closeAll, configError(fmt.Errorf("%s: %s: %w", f.Path, key, err))
-		}
-		conns = append(conns, c)
-		for _, skip := range c.Skipped {
-			warn(fmt.Sprintf("MCP server %s: tool left out: %s", name, skip))
-		}
-		roles := s.Roles
-		if len(roles) == 0 {
-			roles = []string{agent.RoleWorker}
-		}
-		out = append(out, serverTools{name: name, roles: roles, tools: c.Tools()})
+		out = append(out, d)
 	}
-	return out, closeAll, nil
+	return out, nil
+}
+
+// connectHere connects a URL server, or starts a host: true one on this
+// machine after warning (and asking, when cf is not nil).
+func (d declared) connectHere(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) (*tools.MCPConn, error) {
+	if len(d.srv.Command) > 0 {
+		line := strings.Join(d.srv.Command, " ")
+		warn(fmt.Sprintf("MCP server %s runs on this machine as you, outside the sandbox (host: true): %s", d.name, line))
+		if cf != nil {
+			ans, err := cf.Confirm(ctx, policy.ConfirmRequest{Tool: tools.MCPPrefix + d.name, Action: "start an MCP server on the host, outside the sandbox",
+				Command: line, Argv: d.srv.Command, Decision: policy.Decision{Verdict: policy.Ask, Rule: d.key + ".host", Reason: "an MCP server is code; on the host it runs as you"}})
+			if err != nil || (ans != policy.AnswerYes && ans != policy.AnswerAlways) {
+				return nil, configError(fmt.Errorf("%s: %s: not started: the person asked did not approve it", f.Path, d.key))
+			}
+		}
+	}
+	c, err := tools.ConnectMCP(ctx, d.srv)
+	if err != nil {
+		return nil, configError(fmt.Errorf("%s: %s: %w", f.Path, d.key, err))
+	}
+	for _, skip := range c.Skipped {
+		warn(fmt.Sprintf("MCP server %s: tool left out: %s", d.name, skip))
+	}
+	return c, nil
 }
 
 // hookCommands flattens the configuration's hooks, event by event.

@@ -3,22 +3,28 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
 
 func newToolsCmd(g *globals, io stdio) *cobra.Command {
-	var role string
+	var role, kind string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tools",
@@ -28,10 +34,15 @@ arguments, exactly as the model receives them. Without --role, and with
 --role worker, the list is the Worker's default: every built-in and the
 agent's finish_step; --role planner or critic shows that role's default
 subset. The tools of the MCP servers trio.yaml declares are listed for the
-roles they are given to (connecting to each server; a stdio server starts
-on this machine). --json prints the OpenAI tool definitions.
+roles they are given to, which means connecting to each server: a stdio
+server with host: true starts on this machine, as you; one without starts
+in a sandbox of the kind a run would use (--sandbox, else trio.yaml's
+sandbox.kind, else containerd or userns, never local unless asked for),
+on an empty temporary workspace, once the policy's command rules allow
+its command line. --json prints the OpenAI tool definitions.
 
-Exit codes: 0 listed, 3 unknown --role.`,
+Exit codes: 0 listed, 3 unknown --role, or an MCP server that cannot
+start (the message names its key in trio.yaml).`,
 		Example: `  trio tools
   trio tools --role critic
   trio tools --json | jq '.[].function.name'`,
@@ -41,7 +52,7 @@ Exit codes: 0 listed, 3 unknown --role.`,
 			if err != nil {
 				return err
 			}
-			if view, err = withMCPTools(cmd.Context(), g, io, view, role); err != nil {
+			if view, err = withMCPTools(cmd.Context(), g, io, view, role, kind); err != nil {
 				return err
 			}
 			if asJSON {
@@ -58,6 +69,7 @@ Exit codes: 0 listed, 3 unknown --role.`,
 	}
 	cmd.Flags().StringVar(&role, "role", "", "only the tools of this role: planner, worker or critic")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the OpenAI tool definitions as JSON")
+	cmd.Flags().StringVar(&kind, "sandbox", "", "where to start the stdio MCP servers declared without host: true, to list their tools: containerd, userns, local (no isolation) or auto (default: trio.yaml's sandbox.kind, else auto)")
 	return cmd
 }
 
@@ -145,8 +157,14 @@ func printTools(w io.Writer, v tools.View) {
 }
 
 // withMCPTools adds the tools of the configuration's MCP servers given to
-// role (the Worker's when role is "") to v.
-func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role string) (tools.View, error) {
+// role (the Worker's when role is "") to v. A stdio server declared
+// without host: true starts in a sandbox of the kind a run would use
+// (kind, else trio.yaml's, else auto: containerd, else userns, never
+// local unless asked for) on an empty temporary workspace, once the
+// policy's command rules allow its command line; one they send to a
+// person is not started here (a warning says so) and one they deny is a
+// configuration error, as in a run.
+func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role, kind string) (tools.View, error) {
 	f, err := loadConfig(g.config)
 	if err != nil || len(f.MCP.Servers) == 0 {
 		return v, err
@@ -154,17 +172,118 @@ func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role 
 	if role == "" {
 		role = agent.RoleWorker
 	}
-	servers, closeAll, err := connectServers(ctx, f, nil, func(s string) { fmt.Fprintln(io.err, "trio: warning: "+s) })
-	defer closeAll()
+	warn := func(s string) { fmt.Fprintln(io.err, "trio: warning: "+s) }
+	servers, err := declaredServers(f)
 	if err != nil {
 		return v, err
 	}
-	for _, s := range servers {
-		if slices.Contains(s.roles, role) {
-			if v, err = v.With(s.tools...); err != nil {
-				return v, failure(err)
+	var box *listingSandbox
+	defer func() {
+		if box != nil {
+			box.close()
+		}
+	}()
+	for _, d := range servers {
+		if !slices.Contains(d.roles, role) {
+			continue
+		}
+		var c *tools.MCPConn
+		if d.inSandbox() {
+			if box == nil {
+				if box, err = openListingSandbox(ctx, f, kind, warn); err != nil {
+					return v, configError(fmt.Errorf("%s: %s: to list its tools, trio tools starts it in a sandbox: %w", f.Path, d.key, err))
+				}
 			}
+			d.srv.Sandbox = box.starter
+			c, err = box.gate.ConnectMCP(ctx, d.srv)
+			if err != nil && box.asks(d.srv.Command) {
+				warn(fmt.Sprintf("MCP server %s: not started, so its tools are not listed: the policy asks a person before its command runs; trio run asks, trio tools does not", d.name))
+				continue
+			}
+			if err != nil {
+				return v, configError(fmt.Errorf("%s: %s: %w", f.Path, d.key, err))
+			}
+		} else if c, err = d.connectHere(ctx, f, nil, warn); err != nil {
+			return v, err
+		}
+		defer c.Close()
+		if v, err = v.With(c.Tools()...); err != nil {
+			return v, failure(err)
 		}
 	}
 	return v, nil
+}
+
+// listingSandbox is where trio tools starts in-sandbox servers.
+type listingSandbox struct {
+	starter sandbox.Starter
+	gate    *tools.Gate
+	pol     *policy.Policy
+	close   func()
+}
+
+// asks reports whether the policy sends argv to a person.
+func (b *listingSandbox) asks(argv []string) bool {
+	return b.pol.CheckCommand(policy.Command{Argv: argv, Line: policy.QuoteArgv(argv)}, policy.Scope{}).Verdict == policy.Ask
+}
+
+// openListingSandbox opens a sandbox of the run's kind on an empty
+// temporary workspace, with the policy's limits and path rules.
+func openListingSandbox(ctx context.Context, f *config.File, kind string, warn func(string)) (*listingSandbox, error) {
+	pol, _, err := loadPolicy("", f, false)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := os.MkdirTemp("", "trio-tools-")
+	if err != nil {
+		return nil, err
+	}
+	ws, _ = filepath.EvalSymlinks(ws)
+	l := pol.Limits()
+	limits := sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Disk: l.Disk, Network: l.Network}
+	sc := sandboxConfig(kind, f)
+	if sc.Kind == "" || sc.Kind == agent.SandboxAuto {
+		switch {
+		case containerd.Available(ctx, sc.Containerd.Address) == nil:
+			sc.Kind = agent.SandboxContainerd
+		case userns.Available(ctx, sc.Userns.Bwrap) == nil:
+			sc.Kind = agent.SandboxUserns
+		default:
+			os.RemoveAll(ws)
+			return nil, errors.New("no isolating sandbox (containerd, userns) runs here; give --sandbox local to start it without isolation")
+		}
+	}
+	var sb sandbox.Sandbox
+	switch sc.Kind {
+	case agent.SandboxLocal:
+		warn("trio tools starts the in-sandbox MCP servers in the local sandbox, which does NOT isolate them")
+		sb, err = sandbox.NewLocal(ws, limits)
+	case agent.SandboxContainerd:
+		cfg := sc.Containerd
+		cfg.Workspace, cfg.RunID, cfg.Limits, cfg.Rules = ws, fmt.Sprintf("tools-%d", os.Getpid()), limits, tools.PathRules(pol)
+		sb, err = containerd.New(ctx, cfg)
+	case agent.SandboxUserns:
+		cfg := sc.Userns
+		cfg.Workspace, cfg.Limits, cfg.PathRules = ws, limits, tools.PathRules(pol)
+		sb, err = userns.New(ctx, cfg)
+	default:
+		err = fmt.Errorf("sandbox kind %q: want containerd, userns, local or auto", sc.Kind)
+	}
+	if err != nil {
+		os.RemoveAll(ws)
+		return nil, err
+	}
+	box := &listingSandbox{pol: pol, close: func() { sb.Close(); os.RemoveAll(ws) }}
+	st, ok := sb.(sandbox.Starter)
+	if !ok {
+		box.close()
+		return nil, fmt.Errorf("the %s sandbox cannot start a long-lived process, so a stdio server cannot run in it", sc.Kind)
+	}
+	box.starter = st
+	scope := policy.Scope{Workspace: ws}
+	if d := sb.Info().WorkspaceDir; d != "" && d != ws {
+		scope.Aliases = []string{d}
+	}
+	box.gate = tools.NewGate(pol, tools.WithScope(scope))
+	return box, nil
 }

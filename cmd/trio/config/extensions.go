@@ -69,8 +69,10 @@ type MCPServer struct {
 	// (nothing else of the host's environment is).
 	EnvVars []string `yaml:"env_vars"`
 	// Host runs a stdio server on the host, outside the sandbox: the
-	// server is code, and there it runs as you. Required today (see the
-	// README); a run warns about it, and an interactive run asks first.
+	// server is code, and there it runs as you; a run warns about it, and
+	// an interactive run asks first. Without it a stdio server runs in the
+	// run's sandbox, once the policy's command rules allow its command
+	// line (see the README, "MCP servers").
 	Host bool `yaml:"host"`
 	// URL is a streamable HTTP endpoint.
 	URL string `yaml:"url"`
@@ -142,9 +144,6 @@ func (c *checker) checkExtensions(f *File) {
 		default:
 			if len(s.EnvHeaders) > 0 {
 				c.fail(key+".env_headers", "headers are for url servers, not command")
-			}
-			if !s.Host {
-				c.fail(key+".host", "a stdio server cannot run in the sandbox yet (it has no streaming exec); set host: true to run %q on this machine as you, outside the sandbox (see the README, \"MCP servers\")", s.Command)
 			}
 		}
 		for _, v := range s.EnvVars {

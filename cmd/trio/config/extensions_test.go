@@ -15,7 +15,7 @@ func TestExtensionsErrorsNameTheLine(t *testing.T) {
 		{"bad timeout", "hooks:\n  PostToolUse:\n    - hooks:\n        - command: x\n          timeout: soon\n", "trio.yaml:5: hooks.PostToolUse[0].hooks[0].timeout"},
 		{"unknown event", "hooks:\n  BeforeAll: []\n", "trio.yaml:2"},
 		{"both kinds", "mcp:\n  servers:\n    s:\n      command: x\n      url: http://127.0.0.1/\n", "trio.yaml:4: mcp.servers.s: set command"},
-		{"stdio without host", "mcp:\n  servers:\n    s:\n      command: srv\n", "mcp.servers.s.host"},
+		{"host for a url", "mcp:\n  servers:\n    s:\n      url: https://x/mcp\n      host: true\n", "trio.yaml:4: mcp.servers.s: args, env_vars and host are for stdio servers"},
 		{"header value inline", "mcp:\n  servers:\n    s:\n      url: https://x/mcp\n      env_headers:\n        Authorization: Bearer abc\n", "never put the value itself here"},
 		{"bad role", "mcp:\n  servers:\n    s:\n      url: https://x/mcp\n      roles: [planner]\n", "trio.yaml:5: mcp.servers.s.roles"},
 		{"bad name", "mcp:\n  servers:\n    a_b:\n      url: https://x/mcp\n", "trio.yaml:4: mcp.servers.a_b"},
@@ -56,6 +56,9 @@ mcp:
       args: [--root, .]
       env_vars: [HOME]
       host: true
+    box:
+      command: srv
+      args: [--stdio]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +70,10 @@ mcp:
 	if d := f.MCP.Servers["docs"]; d.Timeout.Duration != 5*time.Second || d.EnvHeaders["Authorization"] != "DOCS_TOKEN" {
 		t.Errorf("docs server %+v", d)
 	}
-	if got := f.MCP.ServerNames(); len(got) != 2 || got[0] != "docs" {
+	if b := f.MCP.Servers["box"]; b.Host || b.Command != "srv" {
+		t.Errorf("a stdio server without host: %+v, want one that runs in the sandbox", b)
+	}
+	if got := f.MCP.ServerNames(); len(got) != 3 || got[0] != "box" {
 		t.Errorf("servers %v", got)
 	}
 }
