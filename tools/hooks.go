@@ -384,15 +384,19 @@ func orNone(s string) string {
 	return s
 }
 
-// limitedBuffer keeps the first max bytes written to it.
+// limitedBuffer keeps the first max bytes written to it. The buffer is a
+// field, not embedded: an embedded bytes.Buffer's ReadFrom would let
+// io.Copy (os/exec's copy of a pipe) fill it past max.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf bytes.Buffer
 	max int
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(room, len(p))])
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
 }
+
+func (b *limitedBuffer) String() string { return b.buf.String() }
