@@ -88,6 +88,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	n := strconv.FormatInt(s.starts.Add(1), 10)
 	p := &process{
 		s:      s,
+		layout: layout,
 		id:     s.ID() + "-p" + n,
 		dir:    filepath.Join(s.procsDir(), n),
 		stderr: newTail(s.cfg.Limits.Output),
@@ -128,6 +129,9 @@ type process struct {
 	id    string // the sibling container's
 	dir   string // its folder in the run's state
 	execd *execServer
+	// layout is the path rules' layout it started with: what they hide
+	// and appeared since is removed when it stops, as after a command.
+	layout sandbox.Layout
 
 	container client.Container
 	initPid   int
@@ -308,7 +312,9 @@ func (p *process) Wait() (sandbox.Result, error) {
 
 // Stop removes the sibling container, which kills the process and all it
 // started (the pid namespace ends with its init), waits for the exit to
-// be seen, and frees the pipes.
+// be seen, and frees the pipes. Then, as after a command, what the path
+// rules hide and appeared in the workspace while it ran (a .git with a
+// hostile config) is removed.
 func (p *process) Stop() error {
 	p.stopOnce.Do(func() {
 		if err := p.remove(); err != nil {
@@ -318,6 +324,14 @@ func (p *process) Stop() error {
 		}
 		<-p.done
 		p.release()
+		if rules := p.s.cfg.Rules; rules != nil {
+			// A .git with a hostile config it wrote would act on the host.
+			removed, err := sandbox.RemoveNewHidden(p.s.cfg.Workspace, rules, p.layout)
+			if err != nil {
+				p.stopErr = errors.Join(p.stopErr, fmt.Errorf("containerd sandbox: after %s: %w", p.id, err))
+			}
+			sandbox.NoteRemoved(p.stderr, removed)
+		}
 		p.s.mu.Lock()
 		delete(p.s.procs, p)
 		p.s.mu.Unlock()

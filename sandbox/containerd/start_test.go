@@ -22,7 +22,7 @@ import (
 // line as a shell command when it starts with "run ".
 var echoLoop = []string{"/bin/sh", "-c", `while IFS= read -r l; do
 case "$l" in run\ *) eval "${l#run }" ;; esac
-echo "got:$l"
+printf 'got:%s\n' "$l"
 done`}
 
 // line sends l to p and reads the next line back.
@@ -36,6 +36,25 @@ func line(t testing.TB, p sandbox.Process, r *bufio.Reader, l string) string {
 		t.Fatalf("read after %q: %v (stderr %q)", l, err, p.Stderr())
 	}
 	return strings.TrimSuffix(got, "\n")
+}
+
+// runIn has echoLoop run cmd and returns what it printed.
+func runIn(t testing.TB, p sandbox.Process, r *bufio.Reader, cmd string) string {
+	t.Helper()
+	if _, err := io.WriteString(p.Stdin(), "run "+cmd+"\n"); err != nil {
+		t.Fatalf("write %q: %v (stderr %q)", cmd, err, p.Stderr())
+	}
+	var out strings.Builder
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read after %q: %v (stderr %q)", cmd, err, p.Stderr())
+		}
+		if l == "got:run "+cmd+"\n" {
+			return out.String()
+		}
+		out.WriteString(l)
+	}
 }
 
 func start(t testing.TB, s sandbox.Starter, argv ...string) sandbox.Process {
@@ -323,4 +342,67 @@ func BenchmarkStart(b *testing.B) {
 	}
 	b.ReportMetric(float64(median(first).Microseconds())/1000, "start-echo-ms")
 	b.ReportMetric(float64(median(stop).Microseconds())/1000, "stop-ms")
+}
+
+// The path rules hold for a started process: a hidden .env reads empty,
+// and a .git it makes (a hostile config would act on the host's git) is
+// gone from the host once it stops.
+func TestStartPathRules(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, ".env"), []byte("KEY=hunter2-env"), 0o644)
+	rules := func(rel string) sandbox.Access {
+		if rel == ".env" || rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			return sandbox.Hidden
+		}
+		return sandbox.Writable
+	}
+	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
+	p := start(t, s, echoLoop...)
+	r := bufio.NewReader(p.Stdout())
+	if got := runIn(t, p, r, "cat /workspace/.env 2>&1"); strings.Contains(got, "hunter2") {
+		t.Errorf("the started process read the hidden .env: %q", got)
+	}
+	runIn(t, p, r, `mkdir -p /workspace/.git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > /workspace/.git/config`)
+	if _, err := os.Stat(filepath.Join(ws, ".git", "config")); err != nil {
+		t.Fatalf("the process could not write .git/config, so this test shows nothing: %v", err)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git")); err == nil {
+		t.Error("the .git the started process made is still on the host after Stop")
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(b) != "KEY=hunter2-env" {
+		t.Errorf("the user's .env changed: %q, %v", b, err)
+	}
+}
+
+// The run's disk limit holds for a started process: writing past it
+// kills it, and Wait says why.
+func TestStartDiskLimit(t *testing.T) {
+	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, Pids: 256, Disk: 16 << 20}})
+	p := start(t, s, "/bin/sh", "-c", `i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /workspace/f$i || exit 9; i=$((i+1)); sleep 0.05; done; echo wrote-all`)
+	out, _ := io.ReadAll(p.Stdout())
+	res, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DiskExceeded || strings.Contains(string(out), "wrote-all") {
+		t.Errorf("a started process wrote 200 MiB past a 16 MiB disk limit: %+v, %q", res, out)
+	}
+}
+
+// The run's memory limit holds for a started process, and an OOM kill
+// is reported.
+func TestStartOOM(t *testing.T) {
+	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 64 << 20, Pids: 256}})
+	p := start(t, s, "python3", "-c", "b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); print('survived')")
+	out, _ := io.ReadAll(p.Stdout())
+	res, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OOMKilled || strings.Contains(string(out), "survived") {
+		t.Errorf("400 MiB under a 64 MiB limit: %+v, %q (stderr %q)", res, out, p.Stderr())
+	}
 }

@@ -75,7 +75,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	if err != nil {
 		return fail(err)
 	}
-	p := &process{s: s, stderr: newTail(lim.Output), done: make(chan struct{}), pidfd: -1}
+	p := &process{s: s, layout: layout, stderr: newTail(lim.Output), done: make(chan struct{}), pidfd: -1}
 	if err := p.start(args); err != nil {
 		return fail(err)
 	}
@@ -91,11 +91,15 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 // process is a started process: its bwrap, and a pidfd of its pid
 // namespace's first process.
 type process struct {
-	s      *Sandbox
-	stdin  *os.File
-	stdout *os.File
-	stderr *stderrTail
-	c      *exec.Cmd
+	s *Sandbox
+	// layout is the path rules' layout it started with: what they hide
+	// and appeared since is removed when it stops, as after a command.
+	layout  sandbox.Layout
+	stopErr error
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *stderrTail
+	c       *exec.Cmd
 	// pidfd is the namespace's first process (bwrap's child, its pid 1):
 	// when it has exited, every process of the namespace has.
 	pidfd  int
@@ -268,30 +272,40 @@ func (p *process) Wait() (sandbox.Result, error) {
 }
 
 // Stop kills the process and its whole pid namespace, waits until they
-// are gone, and closes the pipes.
+// are gone, and closes the pipes. Then, as after a command, what the path
+// rules hide and appeared in the workspace while it ran (a .git with a
+// hostile config) is removed.
 func (p *process) Stop() error {
 	p.sOnce.Do(func() {
 		p.kill()
 		<-p.done
 		closeAll(p.stdin, p.stdout)
+		// A .git with a hostile config it wrote would act on the host.
+		removed, err := sandbox.RemoveNewHidden(p.s.cfg.Workspace, p.s.cfg.PathRules, p.layout)
+		if err != nil {
+			p.stopErr = fmt.Errorf("userns sandbox: after a started process: %w", err)
+		}
+		sandbox.NoteRemoved(p.stderr, removed)
 		p.s.procsMu.Lock()
 		delete(p.s.procs, p)
 		p.s.procsMu.Unlock()
 	})
-	return nil
+	return p.stopErr
 }
 
 // stopAll stops every started process (Close).
-func (s *Sandbox) stopAll() {
+func (s *Sandbox) stopAll() error {
 	s.procsMu.Lock()
 	ps := make([]*process, 0, len(s.procs))
 	for p := range s.procs {
 		ps = append(ps, p)
 	}
 	s.procsMu.Unlock()
+	var errs []error
 	for _, p := range ps {
-		p.Stop()
+		errs = append(errs, p.Stop())
 	}
+	return errors.Join(errs...)
 }
 
 // stderrTail keeps the last bytes written to it (Process.Stderr).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ import (
 // line as a shell command when it starts with "run ".
 var echoLoop = []string{"/bin/sh", "-c", `while IFS= read -r l; do
 case "$l" in run\ *) eval "${l#run }" ;; esac
-echo "got:$l"
+printf 'got:%s\n' "$l"
 done`}
 
 // line sends l to p and reads the next line back.
@@ -37,6 +38,25 @@ func line(t testing.TB, p sandbox.Process, r *bufio.Reader, l string) string {
 		t.Fatalf("read after %q: %v (stderr %q)", l, err, p.Stderr())
 	}
 	return strings.TrimSuffix(got, "\n")
+}
+
+// runIn has echoLoop run cmd and returns what it printed.
+func runIn(t testing.TB, p sandbox.Process, r *bufio.Reader, cmd string) string {
+	t.Helper()
+	if _, err := io.WriteString(p.Stdin(), "run "+cmd+"\n"); err != nil {
+		t.Fatalf("write %q: %v (stderr %q)", cmd, err, p.Stderr())
+	}
+	var out strings.Builder
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read after %q: %v (stderr %q)", cmd, err, p.Stderr())
+		}
+		if l == "got:run "+cmd+"\n" {
+			return out.String()
+		}
+		out.WriteString(l)
+	}
 }
 
 func start(t testing.TB, s sandbox.Starter, argv ...string) sandbox.Process {
@@ -293,4 +313,97 @@ func buildMCPServer(t testing.TB, dst string) {
 	if err := os.Chmod(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A .git a started process makes (a hostile config would act on the
+// host's git) is gone from the host once it stops; the user's .env,
+// hidden from it, is left as it was.
+func TestStartPathRules(t *testing.T) {
+	if asOrdinaryUser(t, "TestStartPathRules") {
+		return
+	}
+	requireUserns(t)
+	rules := func(rel string) sandbox.Access {
+		if rel == ".env" || rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			return sandbox.Hidden
+		}
+		return sandbox.Writable
+	}
+	sb, ws := open(t, userns.Config{PathRules: rules}, map[string]string{".env": "KEY=hunter2-env"})
+	p := start(t, sb, echoLoop...)
+	r := bufio.NewReader(p.Stdout())
+	if got := runIn(t, p, r, "cat /workspace/.env 2>&1"); strings.Contains(got, "hunter2") {
+		t.Errorf("the started process read the hidden .env: %q", got)
+	}
+	runIn(t, p, r, `mkdir -p /workspace/.git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > /workspace/.git/config`)
+	if _, err := os.Stat(filepath.Join(ws, ".git", "config")); err != nil {
+		t.Fatalf("the process could not write .git/config, so this test shows nothing: %v", err)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git")); err == nil {
+		t.Error("the .git the started process made is still on the host after Stop")
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(b) != "KEY=hunter2-env" {
+		t.Errorf("the user's .env changed: %q, %v", b, err)
+	}
+}
+
+// The run's disk limit holds for a started process: writing past it
+// kills it, and Wait says why.
+func TestStartDiskLimit(t *testing.T) {
+	if asOrdinaryUser(t, "TestStartDiskLimit") {
+		return
+	}
+	requireUserns(t)
+	sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Timeout: time.Minute, Disk: 16 << 20}}, nil)
+	p := start(t, sb, "/bin/sh", "-c", `i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /workspace/f$i || exit 9; i=$((i+1)); sleep 0.05; done; echo wrote-all`)
+	out, _ := io.ReadAll(p.Stdout())
+	res, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DiskExceeded || strings.Contains(string(out), "wrote-all") {
+		t.Errorf("a started process wrote 200 MiB past a 16 MiB disk limit: %+v, %q", res, out)
+	}
+}
+
+// BenchmarkStart is the cost of a started process: Start until its first
+// line comes back, then Stop (reported apart).
+func BenchmarkStart(b *testing.B) {
+	requireUserns(b)
+	ws := b.TempDir()
+	sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, Limits: sandbox.Limits{Timeout: time.Minute}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	var first, stop []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		p, err := sb.Start(context.Background(), sandbox.Command{Argv: echoLoop})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := line(b, p, bufio.NewReader(p.Stdout()), "x"); got != "got:x" {
+			b.Fatal(got)
+		}
+		t1 := time.Now()
+		if err := p.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		first, stop = append(first, t1.Sub(t0)), append(stop, time.Since(t1))
+	}
+	b.ReportMetric(float64(medianOf(first).Microseconds())/1000, "start-echo-ms")
+	b.ReportMetric(float64(medianOf(stop).Microseconds())/1000, "stop-ms")
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

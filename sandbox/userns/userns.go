@@ -338,8 +338,8 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.stopAll()
-	return s.teardown()
+	err := s.stopAll()
+	return errors.Join(err, s.teardown())
 }
 
 func (s *Sandbox) teardown() error {
