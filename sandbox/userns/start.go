@@ -101,7 +101,9 @@ type process struct {
 	stderr  *stderrTail
 	c       *exec.Cmd
 	// pidfd is the namespace's first process (bwrap's child, its pid 1):
-	// when it has exited, every process of the namespace has.
+	// when it has exited, every process of the namespace has. -1 once
+	// closed; fdMu guards it.
+	fdMu   sync.Mutex
 	pidfd  int
 	began  time.Time
 	killed chan struct{} // closed by kill
@@ -166,7 +168,10 @@ func (p *process) start(args []string) error {
 		closeAll(inW, outR)
 		return fmt.Errorf("bwrap failed before the command started: %s", tail(p.stderr.String()))
 	}
-	p.pidfd = openChild(info.ChildPid, p.c.Process.Pid)
+	fd := openChild(info.ChildPid, p.c.Process.Pid)
+	p.fdMu.Lock()
+	p.pidfd = fd
+	p.fdMu.Unlock()
 	p.began = time.Now()
 	go p.wait(waited)
 	return nil
@@ -239,26 +244,38 @@ wait:
 // and waits until it has exited: the kernel ends every other process of
 // the namespace before its first one.
 func (p *process) endNamespace() {
-	if p.pidfd < 0 {
+	p.fdMu.Lock()
+	fd := p.pidfd
+	p.fdMu.Unlock()
+	if fd < 0 {
 		return
 	}
-	_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
-	fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}
-	unix.Close(p.pidfd)
+	p.fdMu.Lock()
+	unix.Close(fd)
 	p.pidfd = -1
+	p.fdMu.Unlock()
 }
 
 // kill kills bwrap and the namespace's first process: every process of
-// the namespace dies with it.
+// the namespace dies with it. Both are signalled through pidfds (os.Process
+// holds one for bwrap), so a pid reused after they were reaped is never
+// hit.
 func (p *process) kill() {
 	p.kOnce.Do(func() {
 		close(p.killed)
-		_ = syscall.Kill(-p.c.Process.Pid, syscall.SIGKILL)
+		_ = p.c.Process.Kill()
+		p.fdMu.Lock()
+		if p.pidfd >= 0 {
+			_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
+		}
+		p.fdMu.Unlock()
 	})
 }
 
