@@ -471,9 +471,15 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 
 // prepare readies the container for a command: the layout the rules select
 // now, a running init, and (for a lent workspace) ownership of what the
-// host wrote since. The container holds no process but init here, so
-// nothing sandboxed can race the ownership walk. Callers hold execMu.
+// host wrote since. The container holds no process but init here, and
+// started processes are frozen (see freezeStarted), so nothing sandboxed
+// can race the layout or the ownership walk. Callers hold execMu.
 func (s *Sandbox) prepare(ctx context.Context) error {
+	thaw, err := s.freezeStarted()
+	if err != nil {
+		return err
+	}
+	defer thaw()
 	layout, err := s.planLayout()
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -69,6 +70,12 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("containerd sandbox: start %s: %w", cmd.Argv[0], err)
 	}
+	// Other started processes must not race the plan and the mounts.
+	thaw, err := s.freezeStarted()
+	if err != nil {
+		return nil, fmt.Errorf("containerd sandbox: start %s: %w", cmd.Argv[0], err)
+	}
+	defer thaw()
 	layout, err := s.planLayout()
 	if err == nil {
 		err = layout.CheckSize()
@@ -410,4 +417,68 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b[max(0, len(t.b)-t.max):])
+}
+
+// freezeStarted freezes every started process's cgroup, and thaw thaws
+// them. Commands and Start call it while they plan the path rules' layout,
+// mount it and adopt a lent workspace: a started process must not swap a
+// planned folder for a symlink between the plan and the mount (runc
+// follows a bind's source on the host, so the symlink's target would be
+// bound into the container) nor race the ownership walk. Callers hold
+// execMu, so no process is started meanwhile.
+func (s *Sandbox) freezeStarted() (thaw func(), err error) {
+	s.mu.Lock()
+	ps := make([]*process, 0, len(s.procs))
+	for p := range s.procs {
+		ps = append(ps, p)
+	}
+	s.mu.Unlock()
+	var frozen []*cgroup
+	thaw = func() {
+		for _, cg := range frozen {
+			cg.setFrozen(false)
+		}
+	}
+	for _, p := range ps {
+		if p.cg == nil || p.cg.freeze == "" {
+			thaw()
+			return nil, fmt.Errorf("started process %s cannot be frozen (its cgroup has no freezer)", p.id)
+		}
+		// A v1 freezer may take a while to catch a process that keeps
+		// forking: ask again, up to about two seconds.
+		err := p.cg.setFrozen(true)
+		for try := 0; err != nil && !errors.Is(err, os.ErrNotExist) && try < 20; try++ {
+			err = p.cg.setFrozen(true)
+		}
+		if err == nil && p.cg.v2 {
+			err = waitFrozen(p.cg)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			continue // it ended, and its container is gone
+		}
+		frozen = append(frozen, p.cg)
+		if err != nil {
+			thaw()
+			return nil, fmt.Errorf("freeze started process %s: %w", p.id, err)
+		}
+	}
+	return thaw, nil
+}
+
+// waitFrozen waits until a v2 cgroup says it is frozen.
+func waitFrozen(cg *cgroup) error {
+	events := filepath.Join(filepath.Dir(cg.freeze), "cgroup.events")
+	for range 4000 {
+		b, err := os.ReadFile(events)
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l == "frozen 1" {
+				return nil
+			}
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+	return errors.New("cgroup did not freeze")
 }

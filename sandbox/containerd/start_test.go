@@ -406,3 +406,44 @@ func TestStartOOM(t *testing.T) {
 		t.Errorf("400 MiB under a 64 MiB limit: %+v, %q (stderr %q)", res, out, p.Stderr())
 	}
 }
+
+// A started process that keeps swapping a read-only folder for a symlink
+// to a host folder cannot get that folder bound into the run's container:
+// it is frozen while the layout is planned and mounted (runc follows a
+// bind's source on the host). Each Reset makes the next command mount the
+// layout again; without the freeze, some of the 40 tries see the folder
+// planned and the symlink mounted (or nothing there, and fail).
+func TestStartCannotRaceTheLayout(t *testing.T) {
+	top := t.TempDir()
+	ws, host := filepath.Join(top, "ws"), filepath.Join(top, "host")
+	os.MkdirAll(ws, 0o755)
+	os.MkdirAll(host, 0o755)
+	os.WriteFile(filepath.Join(host, "secret"), []byte("hunter2-host"), 0o644)
+	rules := func(rel string) sandbox.Access {
+		if rel == "vendor" || strings.HasPrefix(rel, "vendor/") {
+			return sandbox.ReadOnly
+		}
+		return sandbox.Writable
+	}
+	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
+	// vendor does not exist when it starts, so its own container has no
+	// mount there and it may rename the folder it makes.
+	p := start(t, s, "/bin/sh", "-c", `cd /workspace && mkdir vendor.real && echo mine > vendor.real/secret && echo ready && while :; do
+mv vendor.real vendor; sleep 0.005; mv vendor vendor.real; ln -s `+host+` vendor; sleep 0.005; rm vendor; done`)
+	if l, err := bufio.NewReader(p.Stdout()).ReadString('\n'); l != "ready\n" {
+		t.Fatalf("the swapper did not start: %q, %v (stderr %q)", l, err, p.Stderr())
+	}
+	for i := range 40 {
+		if err := s.Reset(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"/bin/sh", "-c", "cat /workspace/vendor/secret 2>/dev/null; true"}})
+		if err != nil {
+			t.Errorf("try %d: %v", i, err)
+			continue
+		}
+		if strings.Contains(res.Stdout, "hunter2") {
+			t.Fatalf("try %d: the host folder was bound into the run's container: %q", i, res.Stdout)
+		}
+	}
+}
