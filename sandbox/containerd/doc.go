@@ -95,10 +95,12 @@
 // exits, or on Stop or Close, the sibling container is removed with
 // everything in it, and what the rules hide and appeared while it ran is
 // removed as after a command. Siblings carry the run's labels, so the
-// dead-run sweep removes them too. A started process shares the
-// workspace with the commands; its layout is not re-planned while it runs,
-// and while it runs, a command's layout is planned with a sandboxed
-// process alive.
+// dead-run sweep removes them too. While a command's (or another started
+// process's) layout is planned and mounted and a lent workspace adopted,
+// started processes are frozen: runc follows a bind's source on the host,
+// so one swapping a planned folder for a symlink would get the symlink's
+// target bound. A started process's own layout is not re-planned while it
+// runs.
 //
 // This package must not decide policy: it runs what it is given.
 package containerd
