@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,6 +53,7 @@ type Sandbox struct {
 	adopt    bool // chown workspace entries to uid before each command
 	env      []string
 	execs    atomic.Int64
+	starts   atomic.Int64  // processes Start started
 	ooms     atomic.Uint64 // OOM kills seen after the last command
 	diskBase int64         // the workspace's usage when the sandbox opened
 	warmBase string        // the trusted Go build cache base, or ""
@@ -81,6 +81,7 @@ type Sandbox struct {
 
 	mu     sync.Mutex
 	closed bool
+	procs  map[*process]bool // started and not stopped
 }
 
 var _ sandbox.Sandbox = (*Sandbox)(nil)
@@ -254,7 +255,7 @@ func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
 	if s.execd != nil {
 		args = s.execd.args()
 	}
-	opts, err := s.containerOpts(ctx, id, args)
+	opts, err := s.containerOpts(ctx, id, args, s.mainParts())
 	if err != nil {
 		return err
 	}
@@ -336,14 +337,7 @@ func (s *Sandbox) resetCacheLayer() error {
 // initAlive reports whether the container's init still runs, by asking
 // the kernel (no round trip to containerd).
 func (s *Sandbox) initAlive() bool {
-	if s.task == nil || s.initPid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(s.initPid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	_, zombie, ok := procInfo(s.initPid)
-	return ok && !zombie
+	return s.task != nil && pidAlive(s.initPid)
 }
 
 // containerEnv is the allow-listed environment of every command: see
@@ -376,8 +370,8 @@ func (s *Sandbox) Info() sandbox.Info {
 // ID is the container's id in containerd.
 func (s *Sandbox) ID() string { return "trio-" + s.cfg.RunID }
 
-// Close kills and deletes the task and the container, and removes the run's
-// state folder. When the sandbox adopted a root-owned workspace (see the
+// Close stops every started process (see Start), kills and deletes the
+// task and the container, and removes the run's state folder. When the sandbox adopted a root-owned workspace (see the
 // package documentation), every workspace entry then owned by the sandbox
 // user goes back to the workspace folder's owner. It is safe to call more
 // than once.
@@ -399,7 +393,8 @@ func (s *Sandbox) Close() error {
 func (s *Sandbox) teardown() error {
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
-	var errs []error
+	// Started processes first: their containers use the state folder.
+	errs := []error{s.stopAll()}
 	if s.container != nil {
 		if err := removeContainer(ctx, s.container); err != nil {
 			errs = append(errs, err)
@@ -435,12 +430,9 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 	if len(cmd.Argv) == 0 || cmd.Argv[0] == "" {
 		return sandbox.Result{}, sandbox.ErrEmptyCommand
 	}
-	cwd := WorkspaceDir
-	if cmd.Dir != "" && cmd.Dir != "." {
-		if !filepath.IsLocal(cmd.Dir) {
-			return sandbox.Result{}, fmt.Errorf("containerd sandbox: dir %q: %w", cmd.Dir, sandbox.ErrOutsideWorkspace)
-		}
-		cwd = path.Join(WorkspaceDir, filepath.ToSlash(cmd.Dir))
+	cwd, err := workdir(cmd.Dir)
+	if err != nil {
+		return sandbox.Result{}, err
 	}
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
@@ -479,9 +471,15 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 
 // prepare readies the container for a command: the layout the rules select
 // now, a running init, and (for a lent workspace) ownership of what the
-// host wrote since. The container holds no process but init here, so
-// nothing sandboxed can race the ownership walk. Callers hold execMu.
+// host wrote since. The container holds no process but init here, and
+// started processes are frozen (see freezeStarted), so nothing sandboxed
+// can race the layout or the ownership walk. Callers hold execMu.
 func (s *Sandbox) prepare(ctx context.Context) error {
+	thaw, err := s.freezeStarted()
+	if err != nil {
+		return err
+	}
+	defer thaw()
 	layout, err := s.planLayout()
 	if err != nil {
 		return err

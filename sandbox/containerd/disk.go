@@ -45,9 +45,10 @@ func usage(dir string) int64 {
 }
 
 // written is what the run has added to the host's disk: the workspace's
-// growth since the sandbox opened plus the cache folder.
+// growth since the sandbox opened plus the cache folders (the run
+// container's and each started process's).
 func (s *Sandbox) written() int64 {
-	return usage(s.cfg.Workspace) - s.diskBase + usage(s.cacheDir()) + usage(filepath.Join(s.stateDir, "gocache"))
+	return usage(s.cfg.Workspace) - s.diskBase + usage(s.cacheDir()) + usage(filepath.Join(s.stateDir, "gocache")) + usage(s.procsDir())
 }
 
 // overDisk reports whether the run's writes passed Limits.Disk.

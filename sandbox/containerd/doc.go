@@ -79,5 +79,28 @@
 // Result.DiskExceeded says a command was stopped by it. Result.OOMKilled is
 // set when the container's cgroup counted an OOM kill while the command ran.
 //
+// # Started processes
+//
+// [Sandbox.Start] (sandbox.Starter) runs a long-lived process, such as a
+// stdio MCP server, in a sibling container of the run's: the same spec
+// (root, mounts, the path rules planned when it starts, uid, network,
+// seccomp, no capabilities), a cgroup of its own with the same memory, CPU
+// and pids limits, its own tmpfs /tmp and HOME and its own cache folder
+// (so Reset still keeps what it wrote from the Critic's checks), and its
+// own exec server as init, which starts the process with stdin and stdout
+// on pipes to this process (the three descriptors ride on the request)
+// and no timeout. The run's commands are in another pid namespace: the
+// reaper after each, a kill -9 -1 and Reset do not reach it, nor it them.
+// Limits.Disk counts what it writes and kills it past the limit. When it
+// exits, or on Stop or Close, the sibling container is removed with
+// everything in it, and what the rules hide and appeared while it ran is
+// removed as after a command. Siblings carry the run's labels, so the
+// dead-run sweep removes them too. While a command's (or another started
+// process's) layout is planned and mounted and a lent workspace adopted,
+// started processes are frozen: runc follows a bind's source on the host,
+// so one swapping a planned folder for a symlink would get the symlink's
+// target bound. A started process's own layout is not re-planned while it
+// runs.
+//
 // This package must not decide policy: it runs what it is given.
 package containerd

@@ -76,7 +76,12 @@ func newExecServer(cfg Config, stateDir string, initUID uint32) (*execServer, er
 	if err != nil {
 		return nil, fmt.Errorf("exec server: %w", err)
 	}
-	dir := filepath.Join(stateDir, "ctl")
+	return ctlServer(exe, filepath.Join(stateDir, "ctl"), initUID)
+}
+
+// ctlServer is the exec server exe whose socket's folder is dir, made
+// here for init's uid alone.
+func ctlServer(exe, dir string, initUID uint32) (*execServer, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -172,7 +177,12 @@ func (e *execServer) mounts() []specs.Mount {
 // started has not yet listened. The socket's path goes through this
 // process's descriptor of its folder, so its length is never a problem.
 func (s *Sandbox) dialExecServer() (*net.UnixConn, error) {
-	addr := &net.UnixAddr{Net: "unix", Name: "/proc/self/fd/" + strconv.Itoa(int(s.execd.ctl.Fd())) + "/" + execd.Socket}
+	return s.execd.dial(s.initAlive)
+}
+
+// dial connects to the server whose container's init is alive.
+func (e *execServer) dial(alive func() bool) (*net.UnixConn, error) {
+	addr := &net.UnixAddr{Net: "unix", Name: "/proc/self/fd/" + strconv.Itoa(int(e.ctl.Fd())) + "/" + execd.Socket}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialUnix("unix", nil, addr)
@@ -182,7 +192,7 @@ func (s *Sandbox) dialExecServer() (*net.UnixConn, error) {
 		if !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, err
 		}
-		if !s.initAlive() {
+		if !alive() {
 			return nil, errors.New("the container's init exited")
 		}
 		if time.Now().After(deadline) {
@@ -308,8 +318,11 @@ func pipe() (*os.File, int, error) {
 func (s *Sandbox) initLog() string { return filepath.Join(s.stateDir, "init.log") }
 
 // initSaid is the end of the init's log, for an error message: ": …" or "".
-func (s *Sandbox) initSaid() string {
-	b, _ := os.ReadFile(s.initLog())
+func (s *Sandbox) initSaid() string { return said(s.initLog()) }
+
+// said is the end of the log at path, for an error message: ": …" or "".
+func said(path string) string {
+	b, _ := os.ReadFile(path)
 	b = bytes.TrimSpace(b)
 	if len(b) > 512 {
 		b = b[len(b)-512:]

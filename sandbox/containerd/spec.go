@@ -36,7 +36,21 @@ const (
 	aliveFIFO = "alive"
 )
 
-func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) ([]client.NewContainerOpts, error) {
+// parts are what each of a run's containers has of its own: the run's
+// container and each started process's (see Start).
+type parts struct {
+	execd   *execServer // nil: runc's exec, with the shell init
+	cache   string      // the host folder bound at CacheDir
+	gocache string      // the folder of the Go build cache overlay's upper and work layers
+	layout  sandbox.Layout
+}
+
+// mainParts are the run's container's.
+func (s *Sandbox) mainParts() parts {
+	return parts{execd: s.execd, cache: s.cacheDir(), gocache: filepath.Join(s.stateDir, "gocache"), layout: s.layout}
+}
+
+func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string, p parts) ([]client.NewContainerOpts, error) {
 	lim := s.cfg.Limits
 	specOpts := []oci.SpecOpts{
 		oci.WithDefaultSpec(),
@@ -44,13 +58,13 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 		oci.WithProcessCwd("/"),
 		oci.WithEnv(s.env),
 		oci.WithUIDGID(s.initUID, s.initUID),
-		s.withInitPrivileges(),
+		s.withInitPrivileges(p.execd != nil),
 		oci.WithNoNewPrivileges,
 		// After the capabilities: the profile follows them.
 		seccomp.WithDefaultProfile(),
 		oci.WithRootFSReadonly(),
 		oci.WithHostname("trio"),
-		oci.WithMounts(s.mounts()),
+		oci.WithMounts(s.mounts(p)),
 	}
 	if lim.Network {
 		specOpts = append(specOpts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostResolvconf, oci.WithHostHostsFile)
@@ -104,8 +118,8 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string) (
 // withInitPrivileges gives the exec server the capabilities it starts
 // commands with (see execServerCaps) and the rlimits every command has,
 // which commands inherit from it; the shell init gets no capability.
-func (s *Sandbox) withInitPrivileges() oci.SpecOpts {
-	if s.execd == nil {
+func (s *Sandbox) withInitPrivileges(execServer bool) oci.SpecOpts {
+	if !execServer {
 		return oci.WithCapabilities(nil)
 	}
 	caps := execServerCaps()
@@ -163,23 +177,23 @@ func tmpfsSize(memory int64) int64 {
 }
 
 // mounts are the bind and tmpfs mounts on top of the root.
-func (s *Sandbox) mounts() []specs.Mount {
+func (s *Sandbox) mounts(p parts) []specs.Mount {
 	owner := "uid=" + strconv.Itoa(int(s.uid)) + ",gid=" + strconv.Itoa(int(s.gid))
 	size := "size=" + strconv.FormatInt(tmpfsSize(s.cfg.Limits.Memory), 10)
 	ms := []specs.Mount{
 		{Destination: WorkspaceDir, Type: "bind", Source: s.cfg.Workspace, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777", size}},
 		{Destination: HomeDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=0700", owner, size}},
-		{Destination: CacheDir, Type: "bind", Source: s.cacheDir(), Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		{Destination: CacheDir, Type: "bind", Source: p.cache, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
 		{Destination: aliveDir, Type: "bind", Source: filepath.Join(s.stateDir, "alive"), Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
 	}
-	if s.execd != nil {
-		ms = append(ms, s.execd.mounts()...)
+	if p.execd != nil {
+		ms = append(ms, p.execd.mounts()...)
 	}
-	if m, ok := s.goCacheMount(); ok {
+	if m, ok := s.goCacheMount(p.gocache); ok {
 		ms = append(ms, m)
 	}
-	ms = append(ms, s.layoutMounts()...)
+	ms = append(ms, s.layoutMounts(p.layout)...)
 	if s.cfg.ModCache != "none" {
 		ms = append(ms, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: s.cfg.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
 	}
@@ -269,18 +283,18 @@ func swapAccounting() bool {
 // folder (owned by root, mode 0, read-only) over each hidden entry, a
 // read-only bind of each read-only one. Parents come before children (the
 // layout is sorted), so a hidden file inside a read-only folder is covered.
-func (s *Sandbox) layoutMounts() []specs.Mount {
+func (s *Sandbox) layoutMounts(layout sandbox.Layout) []specs.Mount {
 	type m struct {
 		path string
 		mnt  specs.Mount
 	}
 	var all []m
 	ro := []string{"bind", "ro", "nosuid", "nodev"}
-	for _, e := range s.layout.ReadOnly {
+	for _, e := range layout.ReadOnly {
 		all = append(all, m{e.Path, specs.Mount{Destination: path.Join(WorkspaceDir, e.Path), Type: "bind",
 			Source: filepath.Join(s.cfg.Workspace, filepath.FromSlash(e.Path)), Options: append([]string{"rbind"}, ro[1:]...)}})
 	}
-	for _, e := range s.layout.Hidden {
+	for _, e := range layout.Hidden {
 		src := filepath.Join(s.stateDir, "empty-file")
 		if e.Dir {
 			src = filepath.Join(s.stateDir, "empty-dir")

@@ -20,11 +20,10 @@ import (
 // never writes a lower layer) and whose upper layer is the run's own, in
 // its state folder, so that nothing a run writes (a poisoned entry, a
 // forged file) reaches the base or another run.
-func (s *Sandbox) goCacheMount() (specs.Mount, bool) {
+func (s *Sandbox) goCacheMount(dir string) (specs.Mount, bool) {
 	if s.warmBase == "" {
 		return specs.Mount{}, false
 	}
-	dir := filepath.Join(s.stateDir, "gocache")
 	return specs.Mount{Destination: CacheDir + "/go-build", Type: "overlay", Source: "overlay", Options: []string{
 		"lowerdir=" + s.warmBase, "upperdir=" + filepath.Join(dir, "upper"), "workdir=" + filepath.Join(dir, "work"),
 		"nosuid", "nodev",

@@ -64,8 +64,9 @@
 // whose init is bwrap, and when the command's main process exits, on
 // timeout and on cancellation (bwrap is killed, and --die-with-parent
 // takes the namespace's init with it) the kernel kills every process left
-// in it. Exec calls are serialised, so no sandboxed process exists while
-// the next command's layout is planned and mounted. Close removes the
+// in it. Exec calls are serialised, so no command's process exists while
+// the next command's layout is planned and mounted (a process Start
+// started may: see below). Close removes the
 // state folder (build cache, generated /etc); after a kill -9 of its
 // owner, the next New on this host removes it. Nothing else is left.
 //
@@ -76,6 +77,16 @@
 // says "disk limit". RLIMIT_FSIZE stops any single file at what is left.
 // Between two measurements a command can overshoot by what it writes in
 // that interval.
+//
+// [Sandbox.Start] (sandbox.Starter) runs a long-lived process, such as a
+// stdio MCP server, confined as a command is (its own bwrap sandbox, the
+// path rules planned when it starts, Landlock, seccomp, the rlimits, the
+// disk limit watched while it runs), with stdin and stdout connected and
+// no timeout, in a pid namespace of its own, so commands and it cannot
+// see or signal each other. Stop and Close kill the namespace's first
+// process through a pidfd and wait on it: the kernel ends every other
+// process of the namespace before that one. What the rules hide and
+// appeared while it ran is removed when it stops, as after a command.
 //
 // # What it cannot enforce
 //

@@ -42,6 +42,14 @@ func requireUserns(t testing.TB) {
 // TMPDIR. Not root: false, and the test runs here.
 func asOrdinaryUser(t *testing.T, name string) bool {
 	t.Helper()
+	return asOrdinaryUserWith(t, name, nil)
+}
+
+// asOrdinaryUserWith is asOrdinaryUser that first lets prepare put what
+// the re-run needs in its base folder (as root; the re-run finds the
+// folder in $TRIO_USERNS_TEST_BASE).
+func asOrdinaryUserWith(t *testing.T, name string, prepare func(base string)) bool {
+	t.Helper()
 	if os.Getuid() != 0 {
 		return false
 	}
@@ -70,6 +78,9 @@ func asOrdinaryUser(t *testing.T, name string) bool {
 	bin := filepath.Join(base, "userns.test")
 	copyFile(t, self, bin, 0o755)
 	copyFile(t, shippedPolicyFile, filepath.Join(base, filepath.Base(shippedPolicyFile)), 0o644)
+	if prepare != nil {
+		prepare(base)
+	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
 		bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 	cmd.Dir = base

@@ -61,6 +61,9 @@ type Sandbox struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	procsMu sync.Mutex
+	procs   map[*process]bool // started and not stopped
 }
 
 var _ sandbox.Sandbox = (*Sandbox)(nil)
@@ -334,8 +337,8 @@ func (s *Sandbox) pids() int64 {
 	return DefaultPids
 }
 
-// Close removes the state folder. Nothing else is left: each command's
-// processes died with it. After a kill -9, the next New on this host
+// Close stops every started process (see Start) and removes the state
+// folder. Nothing else is left: each command's processes died with it. After a kill -9, the next New on this host
 // removes the folder (see removeLeftovers). It is safe to call more than
 // once.
 func (s *Sandbox) Close() error {
@@ -345,7 +348,8 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.teardown()
+	err := s.stopAll()
+	return errors.Join(err, s.teardown())
 }
 
 func (s *Sandbox) teardown() error {
@@ -507,8 +511,9 @@ func (s *Sandbox) diskUsedBefore() int64 {
 
 func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
 
-func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
-	lim := s.cfg.Limits
+// confineSpec is what the helper applies to itself before a command:
+// Landlock's writable folders, TCP, and the rlimits every command has.
+func (s *Sandbox) confineSpec() confine.Spec {
 	spec := confine.Spec{
 		Writable: []string{WorkspaceDir, "/tmp", HomeDir, CacheDir, "/dev"},
 		DenyTCP:  s.cfg.DenyTCP,
@@ -517,19 +522,18 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 			{Resource: unix.RLIMIT_CORE, Value: 0},
 		},
 	}
-	if lim.Memory > 0 {
+	if lim := s.cfg.Limits; lim.Memory > 0 {
 		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
 	}
-	if lim.Disk > 0 {
-		// No single file may take more than what is left; the walk below
-		// catches many smaller ones.
-		left := max(lim.Disk-s.diskUsedBefore(), 0)
-		s.cacheUsed = -1 // until measured after this command
-		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
-	}
+	return spec
+}
+
+// bwrapArgs are bwrap's arguments for cmd in wd with layout's path rules,
+// the helper confining it by spec.
+func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec) ([]string, error) {
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
-		return sandbox.Result{}, fmt.Errorf("userns sandbox: %w", err)
+		return nil, fmt.Errorf("userns sandbox: %w", err)
 	}
 	args := append(append([]string(nil), s.base...), s.layoutArgs(layout)...)
 	for _, kv := range sandbox.MergeEnv(s.env, cmd.Env) {
@@ -542,54 +546,84 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		"--info-fd", strconv.Itoa(fdInfo),
 		"--chdir", wd,
 		"--", confine.Path, confine.Flag, string(specJSON), "--")
-	args = append(args, cmd.Argv...)
+	return append(args, cmd.Argv...), nil
+}
 
+// startBwrap starts bwrap with args, its stdin (nil: /dev/null), stdout
+// and stderr, and gives it the seccomp filter; info is the read end of
+// bwrap's info pipe. bwrap dies with the calling thread (Pdeathsig): the
+// caller keeps its goroutine locked to that thread until bwrap is reaped.
+func (s *Sandbox) startBwrap(args []string, stdin, stdout, stderr *os.File) (c *exec.Cmd, info *os.File, err error) {
 	secR, secW, err := os.Pipe()
 	if err != nil {
-		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
+		return nil, nil, fmt.Errorf("userns sandbox: pipe: %w", err)
 	}
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
-		secR.Close()
-		secW.Close()
-		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
+		closeAll(secR, secW)
+		return nil, nil, fmt.Errorf("userns sandbox: pipe: %w", err)
+	}
+	// bwrap's own environment is empty: nothing a command asks for
+	// (LD_PRELOAD) reaches the host-side process.
+	c = &exec.Cmd{Path: s.cfg.Bwrap, Args: append([]string{"bwrap"}, args...), Env: []string{},
+		Stdout: stdout, Stderr: stderr, ExtraFiles: []*os.File{secR, s.exe, infoW},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
+	if stdin != nil {
+		c.Stdin = stdin
+	}
+	startErr := c.Start()
+	closeAll(secR, infoW)
+	if startErr != nil {
+		closeAll(secW, infoR)
+		return nil, nil, fmt.Errorf("userns sandbox: start bwrap: %w", startErr)
+	}
+	// The filter is smaller than a pipe's buffer: this does not block.
+	_, werr := secW.Write(s.filter)
+	secW.Close()
+	if werr != nil {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		c.Wait()
+		infoR.Close()
+		return nil, nil, fmt.Errorf("userns sandbox: seccomp filter: %w", werr)
+	}
+	return c, infoR, nil
+}
+
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
+	lim := s.cfg.Limits
+	spec := s.confineSpec()
+	if lim.Disk > 0 {
+		// No single file may take more than what is left; the walk below
+		// catches many smaller ones.
+		left := max(lim.Disk-s.diskUsedBefore(), 0)
+		s.cacheUsed = -1 // until measured after this command
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
+	}
+	args, err := s.bwrapArgs(cmd, wd, layout, spec)
+	if err != nil {
+		return sandbox.Result{}, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		closeAll(secR, secW, infoR, infoW)
 		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		closeAll(secR, secW, infoR, infoW, outR, outW)
+		closeAll(outR, outW)
 		return sandbox.Result{}, fmt.Errorf("userns sandbox: pipe: %w", err)
 	}
 	// Pdeathsig fires when the thread that started bwrap exits, not the
 	// process: keep this goroutine on that thread until bwrap is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	// bwrap's own environment is empty: nothing a command asks for
-	// (LD_PRELOAD) reaches the host-side process.
-	c := &exec.Cmd{Path: s.cfg.Bwrap, Args: append([]string{"bwrap"}, args...), Env: []string{},
-		Stdout: outW, Stderr: errW, ExtraFiles: []*os.File{secR, s.exe, infoW},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
-	startErr := c.Start()
-	closeAll(secR, infoW, outW, errW)
-	if startErr != nil {
-		closeAll(secW, infoR, outR, errR)
-		return sandbox.Result{}, fmt.Errorf("userns sandbox: start bwrap: %w", startErr)
+	c, infoR, err := s.startBwrap(args, nil, outW, errW)
+	closeAll(outW, errW)
+	if err != nil {
+		closeAll(outR, errR)
+		return sandbox.Result{}, err
 	}
-	// The filter is smaller than a pipe's buffer: this does not block.
-	_, werr := secW.Write(s.filter)
-	secW.Close()
 	pgid := c.Process.Pid
 	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-	if werr != nil {
-		kill()
-		c.Wait()
-		closeAll(infoR, outR, errR)
-		return sandbox.Result{}, fmt.Errorf("userns sandbox: seccomp filter: %w", werr)
-	}
 
 	var copies sync.WaitGroup
 	copies.Add(3)

@@ -61,7 +61,8 @@ const MaxRequest = 16 << 20
 var ErrTooLarge = errors.New("command too large")
 
 // Request asks for one command. Its stdout and stderr travel with it as
-// descriptors (SCM_RIGHTS); stdin is /dev/null.
+// descriptors (SCM_RIGHTS), and its stdin when the host sends three
+// (stdin first); with two, stdin is /dev/null.
 type Request struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
@@ -72,19 +73,31 @@ type Request struct {
 
 // Reply is sent twice per command: once when it started (Started) or
 // could not start (Code 126 or 127 and Error), and once when it ended
-// (Exited, with Status as the shell reports it: 128+n for signal n).
+// (Exited, with Status as the shell reports it: 128+n for signal n, and
+// Signaled then set).
 type Reply struct {
-	Started bool   `json:"started,omitempty"`
-	Code    int    `json:"code,omitempty"`
-	Error   string `json:"error,omitempty"`
-	Exited  bool   `json:"exited,omitempty"`
-	Status  int    `json:"status,omitempty"`
+	Started  bool   `json:"started,omitempty"`
+	Code     int    `json:"code,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Exited   bool   `json:"exited,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Signaled bool   `json:"signaled,omitempty"`
 }
 
 // WriteRequest sends req over c with stdout and stderr's descriptors:
 // a 4-byte big-endian length, then the JSON, the descriptors riding on
-// the first bytes.
+// the first bytes. WriteRequestStdin sends stdin's too.
 func WriteRequest(c *net.UnixConn, req Request, stdout, stderr int) error {
+	return writeRequest(c, req, stdout, stderr)
+}
+
+// WriteRequestStdin is WriteRequest for a command whose stdin is the
+// descriptor stdin rather than /dev/null.
+func WriteRequestStdin(c *net.UnixConn, req Request, stdin, stdout, stderr int) error {
+	return writeRequest(c, req, stdin, stdout, stderr)
+}
+
+func writeRequest(c *net.UnixConn, req Request, fds ...int) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -94,7 +107,7 @@ func WriteRequest(c *net.UnixConn, req Request, stdout, stderr int) error {
 	}
 	msg := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
 	msg = append(msg, body...)
-	n, _, err := c.WriteMsgUnix(msg, unix.UnixRights(stdout, stderr), nil)
+	n, _, err := c.WriteMsgUnix(msg, unix.UnixRights(fds...), nil)
 	if err != nil {
 		return err
 	}
@@ -210,9 +223,9 @@ type forker struct {
 }
 
 type job struct {
-	req      Request
-	out, err int
-	done     chan started
+	req          Request
+	in, out, err int // in is -1 for /dev/null
+	done         chan started
 }
 
 type started struct {
@@ -266,10 +279,14 @@ func (f *forker) start(j job) started {
 	if err != nil {
 		return started{code: code, error: err.Error()}
 	}
+	in := f.devNull
+	if j.in >= 0 {
+		in = j.in
+	}
 	attr := &syscall.ProcAttr{
 		Dir:   j.req.Dir,
 		Env:   j.req.Env,
-		Files: []uintptr{uintptr(f.devNull), uintptr(j.out), uintptr(j.err)},
+		Files: []uintptr{uintptr(in), uintptr(j.out), uintptr(j.err)},
 		Sys: &syscall.SysProcAttr{
 			Setsid:     true,
 			Credential: &syscall.Credential{Uid: j.req.UID, Gid: j.req.GID, Groups: []uint32{}},
@@ -392,7 +409,7 @@ func (f *forker) handle(c *net.UnixConn) {
 	if !fromHostRoot(c) {
 		return
 	}
-	req, out, errFD, err := readRequest(c)
+	req, in, out, errFD, err := readRequest(c)
 	if err != nil {
 		json.NewEncoder(c).Encode(Reply{Code: 126, Error: "bad request: " + err.Error()})
 		return
@@ -400,11 +417,14 @@ func (f *forker) handle(c *net.UnixConn) {
 	st := started{code: 126, error: "empty command"}
 	if len(req.Argv) > 0 && req.Argv[0] != "" {
 		done := make(chan started, 1)
-		f.jobs <- job{req: req, out: out, err: errFD, done: done}
+		f.jobs <- job{req: req, in: in, out: out, err: errFD, done: done}
 		st = <-done
 	}
 	// This server's copies of the descriptors go now: the command's
 	// output reaches EOF when the command's processes are gone.
+	if in >= 0 {
+		unix.Close(in)
+	}
 	unix.Close(out)
 	unix.Close(errFD)
 	enc := json.NewEncoder(c)
@@ -421,7 +441,7 @@ func (f *forker) handle(c *net.UnixConn) {
 	if ws.Signaled() {
 		status = 128 + int(ws.Signal())
 	}
-	enc.Encode(Reply{Exited: true, Status: status})
+	enc.Encode(Reply{Exited: true, Status: status, Signaled: ws.Signaled()})
 }
 
 // fromHostRoot reports whether the peer is uid 0: the host's trio. No
@@ -438,46 +458,47 @@ func fromHostRoot(c *net.UnixConn) bool {
 	return err == nil && cred != nil && cred.Uid == 0
 }
 
-func readRequest(c *net.UnixConn) (Request, int, int, error) {
-	var req Request
+// readRequest reads one request and its descriptors: stdout and stderr,
+// or stdin, stdout and stderr (in is -1 without stdin).
+func readRequest(c *net.UnixConn) (req Request, in, out, errFD int, err error) {
 	head := make([]byte, 4)
-	oob := make([]byte, unix.CmsgSpace(2*4))
+	oob := make([]byte, unix.CmsgSpace(3*4))
 	n, oobn, _, _, err := c.ReadMsgUnix(head, oob)
 	if err != nil {
-		return req, -1, -1, err
+		return req, -1, -1, -1, err
 	}
 	fds, err := rights(oob[:oobn])
 	if err != nil {
-		return req, -1, -1, err
+		return req, -1, -1, -1, err
 	}
-	closeAll := func() {
+	fail := func(err error) (Request, int, int, int, error) {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
+		return req, -1, -1, -1, err
 	}
-	if len(fds) != 2 {
-		closeAll()
-		return req, -1, -1, fmt.Errorf("%d descriptors, want stdout and stderr", len(fds))
+	if len(fds) != 2 && len(fds) != 3 {
+		return fail(fmt.Errorf("%d descriptors, want stdout and stderr (and stdin first)", len(fds)))
 	}
 	if _, err := io.ReadFull(c, head[n:]); err != nil {
-		closeAll()
-		return req, -1, -1, err
+		return fail(err)
 	}
 	size := binary.BigEndian.Uint32(head)
 	if size > MaxRequest {
-		closeAll()
-		return req, -1, -1, fmt.Errorf("request of %d bytes, past %d", size, MaxRequest)
+		return fail(fmt.Errorf("request of %d bytes, past %d", size, MaxRequest))
 	}
 	body := make([]byte, size)
 	if _, err := io.ReadFull(c, body); err != nil {
-		closeAll()
-		return req, -1, -1, err
+		return fail(err)
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		closeAll()
-		return req, -1, -1, err
+		return fail(err)
 	}
-	return req, fds[0], fds[1], nil
+	in = -1
+	if len(fds) == 3 {
+		in, fds = fds[0], fds[1:]
+	}
+	return req, in, fds[0], fds[1], nil
 }
 
 func rights(oob []byte) ([]int, error) {
