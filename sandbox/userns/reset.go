@@ -18,7 +18,8 @@ var _ sandbox.Resetter = (*Sandbox)(nil)
 // /tmp and HOME are new for every command already, and no process of an
 // earlier command is alive, so after Reset nothing the Worker's code left
 // outside the workspace reaches the Critic's checks. What the removed
-// cache held no longer counts against the disk limit.
+// cache held no longer counts against the disk limit. A started process
+// keeps writing to the old cache, which is not removed while one runs.
 //
 // The fresh copy is made ahead of time, in the background, so Reset
 // itself costs two renames; the old cache is removed in the background.
@@ -34,18 +35,34 @@ func (s *Sandbox) Reset(ctx context.Context) error {
 	if err := os.Rename(dir, old); err != nil {
 		return fmt.Errorf("userns sandbox: reset the cache: %w", err)
 	}
-	s.background.Add(1)
-	go func() {
-		defer s.background.Done()
-		_ = removeState(old)
-	}()
+	// A started process (an MCP server) keeps the old cache bound: it
+	// stays, counted against the disk limit, until Close; the Critic's
+	// checks never see it.
+	keep := s.started()
+	if keep {
+		s.diskMu.Lock()
+		s.kept = append(s.kept[:len(s.kept):len(s.kept)], old)
+		s.diskMu.Unlock()
+	} else {
+		s.background.Add(1)
+		go func() {
+			defer s.background.Done()
+			_ = removeState(old)
+		}()
+	}
 	if err := s.takeSpare(ctx, dir); err != nil {
 		return err
 	}
 	s.makeSpare()
 	if s.cfg.Limits.Disk > 0 {
 		seeded := usage(dir)
-		s.diskBase += seeded - s.seeded
+		s.diskMu.Lock()
+		if keep {
+			s.diskBase += seeded // the old cache's seeded part stays measured
+		} else {
+			s.diskBase += seeded - s.seeded
+		}
+		s.diskMu.Unlock()
 		s.seeded, s.cacheUsed = seeded, seeded
 	}
 	return nil

@@ -64,6 +64,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	}
 	lim := s.cfg.Limits
 	spec := s.confineSpec()
+	spec.Ready = fdReady
 	if lim.Disk > 0 {
 		used := s.diskUsed()
 		if used >= lim.Disk {
@@ -76,7 +77,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 		return fail(err)
 	}
 	p := &process{s: s, layout: layout, stderr: newTail(lim.Output), done: make(chan struct{}), pidfd: -1}
-	if err := p.start(args); err != nil {
+	if err := p.start(ctx, args); err != nil {
 		return fail(err)
 	}
 	s.procsMu.Lock()
@@ -113,7 +114,7 @@ type process struct {
 	sOnce  sync.Once
 }
 
-func (p *process) start(args []string) error {
+func (p *process) start(ctx context.Context, args []string) error {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("pipe: %w", err)
@@ -126,6 +127,11 @@ func (p *process) start(args []string) error {
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)
+		return fmt.Errorf("pipe: %w", err)
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
 		return fmt.Errorf("pipe: %w", err)
 	}
 	p.stdin, p.stdout, p.killed = inW, outR, make(chan struct{})
@@ -141,16 +147,16 @@ func (p *process) start(args []string) error {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		c, info, err := p.s.startBwrap(args, inR, outW, errW)
+		c, info, err := p.s.startBwrap(args, inR, outW, errW, readyW)
 		ready <- begun{c, info, err}
 		if err == nil {
 			waited <- c.Wait()
 		}
 	}()
 	b := <-ready
-	closeAll(inR, outW, errW)
+	closeAll(inR, outW, errW, readyW)
 	if b.err != nil {
-		closeAll(inW, outR, errR)
+		closeAll(inW, outR, errR, readyR)
 		return b.err
 	}
 	p.c = b.c
@@ -165,7 +171,7 @@ func (p *process) start(args []string) error {
 	if ierr != nil || info.ChildPid <= 0 {
 		p.kill()
 		<-waited
-		closeAll(inW, outR)
+		closeAll(inW, outR, readyR)
 		return fmt.Errorf("bwrap failed before the command started: %s", tail(p.stderr.String()))
 	}
 	fd := openChild(info.ChildPid, p.c.Process.Pid)
@@ -174,7 +180,31 @@ func (p *process) start(args []string) error {
 	p.fdMu.Unlock()
 	p.began = time.Now()
 	go p.wait(waited)
-	return nil
+	// bwrap wrote its info before mounting; the helper says when it is
+	// confined, so that no layout (nor a Reset) changes under a process
+	// still being set up.
+	confined := make(chan bool, 1)
+	go func() {
+		var b [1]byte
+		n, _ := readyR.Read(b[:])
+		readyR.Close()
+		confined <- n == 1
+	}()
+	select {
+	case ok := <-confined:
+		if ok {
+			return nil
+		}
+		p.kill()
+		<-p.done
+		closeAll(inW, outR)
+		return fmt.Errorf("the sandbox was not set up: %s", tail(p.stderr.String()))
+	case <-ctx.Done():
+		p.kill()
+		<-p.done
+		closeAll(inW, outR)
+		return ctx.Err()
+	}
 }
 
 // openChild is a pidfd of pid, if it is still parent's child, else -1.

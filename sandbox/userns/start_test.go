@@ -407,3 +407,28 @@ func medianOf(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// A started process keeps the cache it started with across a Reset: what
+// it writes there afterwards is not in the cache the next commands (the
+// Critic's checks) use, and it still counts against the disk limit.
+func TestStartAcrossReset(t *testing.T) {
+	if asOrdinaryUser(t, "TestStartAcrossReset") {
+		return
+	}
+	requireUserns(t)
+	sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Timeout: time.Minute, Disk: 64 << 20}}, nil)
+	p := start(t, sb, echoLoop...)
+	r := bufio.NewReader(p.Stdout())
+	if err := sb.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, p, r, "echo PLANTED > /cache/planted; head -c 41943040 /dev/zero > /cache/big")
+	res := run(t, sb, "sh", "-c", "cat /cache/planted /cache/big 2>/dev/null | head -c 10; echo end")
+	if res.Stdout != "end\n" {
+		t.Fatalf("after Reset a command sees what a started process wrote into the cache: %q", res.Stdout)
+	}
+	res = run(t, sb, "sh", "-c", "head -c 41943040 /dev/zero > /workspace/more")
+	if !res.DiskExceeded {
+		t.Fatalf("80 MiB (40 by the started process into its cache after a Reset) passed a 64 MiB disk limit: %+v", res)
+	}
+}

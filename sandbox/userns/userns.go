@@ -54,9 +54,13 @@ type Sandbox struct {
 
 	// warmBase is the trusted base the cache is seeded from ("" without
 	// one); spare is its next copy, made in the background for Reset.
-	warmBase   string
-	spare      *spare
-	resets     int
+	warmBase string
+	spare    *spare
+	resets   int
+	kept     []string // replaced caches a started process may still write to
+	// diskMu guards diskBase and kept for a started process's disk watch;
+	// Reset, the only writer, also holds mu, so Exec reads them under mu.
+	diskMu     sync.Mutex
 	background sync.WaitGroup // copies and removals Close waits for
 
 	mu     sync.Mutex
@@ -185,6 +189,7 @@ const (
 	fdSeccomp = 3
 	fdExe     = 4
 	fdInfo    = 5
+	fdReady   = 6 // a started process's helper says it is confined (see confine.Spec.Ready)
 )
 
 // baseArgs are the bwrap arguments shared by every command: namespaces,
@@ -487,14 +492,35 @@ func (s *Sandbox) workdir(rel string) (string, error) {
 // diskUsed is what the run has added to the host's disk: the workspace's
 // growth since the sandbox opened plus the build cache, both measured now.
 func (s *Sandbox) diskUsed() int64 {
-	return usage(s.cfg.Workspace) + usage(s.cacheDir()) - s.diskBase
+	s.diskMu.Lock()
+	base, kept := s.diskBase, s.kept
+	s.diskMu.Unlock()
+	return usage(s.cfg.Workspace) + usage(s.cacheDir()) + keptUsage(kept) - base
+}
+
+// keptUsage is what the caches Reset replaced while a started process
+// could still write to them hold (see Reset).
+func keptUsage(kept []string) int64 {
+	var n int64
+	for _, d := range kept {
+		n += usage(d)
+	}
+	return n
+}
+
+// started reports whether a process Start started is alive: it may write
+// to the cache between commands.
+func (s *Sandbox) started() bool {
+	s.procsMu.Lock()
+	defer s.procsMu.Unlock()
+	return len(s.procs) > 0
 }
 
 // diskUsedAfter is diskUsed once a command's processes are gone; it
 // keeps the build cache's figure for diskUsedBefore.
 func (s *Sandbox) diskUsedAfter() int64 {
 	s.cacheUsed = usage(s.cacheDir())
-	return usage(s.cfg.Workspace) + s.cacheUsed - s.diskBase
+	return usage(s.cfg.Workspace) + s.cacheUsed + keptUsage(s.kept) - s.diskBase
 }
 
 // diskUsedBefore is diskUsed before a command: the workspace measured now
@@ -503,7 +529,7 @@ func (s *Sandbox) diskUsedAfter() int64 {
 // larger walk (it holds the seeded warm cache), and this halves the walks
 // of a short command.
 func (s *Sandbox) diskUsedBefore() int64 {
-	if s.cacheUsed < 0 {
+	if s.cacheUsed < 0 || s.started() || len(s.kept) > 0 {
 		return s.diskUsed()
 	}
 	return usage(s.cfg.Workspace) + s.cacheUsed - s.diskBase
@@ -550,10 +576,11 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 }
 
 // startBwrap starts bwrap with args, its stdin (nil: /dev/null), stdout
-// and stderr, and gives it the seccomp filter; info is the read end of
+// and stderr (and ready at fdReady when not nil), and gives it the
+// seccomp filter; info is the read end of
 // bwrap's info pipe. bwrap dies with the calling thread (Pdeathsig): the
 // caller keeps its goroutine locked to that thread until bwrap is reaped.
-func (s *Sandbox) startBwrap(args []string, stdin, stdout, stderr *os.File) (c *exec.Cmd, info *os.File, err error) {
+func (s *Sandbox) startBwrap(args []string, stdin, stdout, stderr, ready *os.File) (c *exec.Cmd, info *os.File, err error) {
 	secR, secW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("userns sandbox: pipe: %w", err)
@@ -570,6 +597,9 @@ func (s *Sandbox) startBwrap(args []string, stdin, stdout, stderr *os.File) (c *
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
 	if stdin != nil {
 		c.Stdin = stdin
+	}
+	if ready != nil {
+		c.ExtraFiles = append(c.ExtraFiles, ready) // fdReady
 	}
 	startErr := c.Start()
 	closeAll(secR, infoW)
@@ -616,7 +646,7 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	// process: keep this goroutine on that thread until bwrap is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	c, infoR, err := s.startBwrap(args, nil, outW, errW)
+	c, infoR, err := s.startBwrap(args, nil, outW, errW, nil)
 	closeAll(outW, errW)
 	if err != nil {
 		closeAll(outR, errR)

@@ -44,6 +44,10 @@ type Spec struct {
 	Writable []string `json:"w"`
 	DenyTCP  bool     `json:"tcp,omitempty"`
 	Rlimits  []Rlimit `json:"rl,omitempty"`
+	// Ready, when positive, is a descriptor the helper writes one byte to
+	// (and closes) once it is confined: bwrap has finished every mount by
+	// then, so a caller that waits for it knows the layout is fixed.
+	Ready int `json:"ready,omitempty"`
 }
 
 // Rlimit is one resource limit, soft and hard alike.
@@ -81,6 +85,13 @@ func runInit(specJSON string, argv []string) int {
 	}
 	if err := restrictSelf(spec); err != nil {
 		return fail(ExitCode, Marker+"landlock: %v", err)
+	}
+	if spec.Ready > 0 {
+		_, err := unix.Write(spec.Ready, []byte{'r'})
+		unix.Close(spec.Ready)
+		if err != nil {
+			return fail(ExitCode, Marker+"ready: %v", err)
+		}
 	}
 	// The command starts with stdin, stdout and stderr only: not the
 	// executable's descriptor bwrap bound from, nor its status pipe.
