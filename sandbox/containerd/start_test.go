@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/sandbox"
 )
 
@@ -270,7 +270,7 @@ func TestStartMCPServer(t *testing.T) {
 	secret := filepath.Join(top, "secret")
 	os.WriteFile(secret, []byte("hunter2-mcp"), 0o644)
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("in the workspace"), 0o644)
-	buildMCPServer(t, filepath.Join(ws, "mcpserver"))
+	sandboxtest.BuildMCPServer(t, filepath.Join(ws, "mcpserver"))
 	s := newSandbox(t, Config{Workspace: ws})
 	p := start(t, s, "/workspace/mcpserver")
 
@@ -311,14 +311,6 @@ func TestStartMCPServer(t *testing.T) {
 }
 
 // buildMCPServer builds testdata/mcpserver, statically linked, at dst.
-func buildMCPServer(t testing.TB, dst string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", dst, "./testdata/mcpserver")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the MCP server: %v\n%s", err, out)
-	}
-}
 
 // BenchmarkStart is the cost of a started process: Start until its first
 // line comes back, then Stop (reported apart).

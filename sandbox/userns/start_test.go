@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/userns"
 )
@@ -250,7 +250,7 @@ func TestCloseStopsStarted(t *testing.T) {
 // may read is the sandbox's view, not the host's.
 func TestStartMCPServer(t *testing.T) {
 	if asOrdinaryUserWith(t, "TestStartMCPServer", func(base string) {
-		buildMCPServer(t, filepath.Join(base, "mcpserver"))
+		sandboxtest.BuildMCPServer(t, filepath.Join(base, "mcpserver"))
 	}) {
 		return
 	}
@@ -258,7 +258,7 @@ func TestStartMCPServer(t *testing.T) {
 	server := filepath.Join(os.Getenv(childEnv), "mcpserver")
 	if os.Getenv(childEnv) == "" {
 		server = filepath.Join(t.TempDir(), "mcpserver")
-		buildMCPServer(t, server)
+		sandboxtest.BuildMCPServer(t, server)
 	}
 	sb, ws := open(t, userns.Config{}, map[string]string{"notes.txt": "in the workspace"})
 	copyFile(t, server, filepath.Join(ws, "mcpserver"), 0o755)
@@ -303,17 +303,6 @@ func TestStartMCPServer(t *testing.T) {
 }
 
 // buildMCPServer builds testdata/mcpserver, statically linked, at dst.
-func buildMCPServer(t testing.TB, dst string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", dst, "./testdata/mcpserver")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the MCP server: %v\n%s", err, out)
-	}
-	if err := os.Chmod(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A .git a started process makes (a hostile config would act on the
 // host's git) is gone from the host once it stops; the user's .env,
