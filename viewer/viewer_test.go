@@ -19,6 +19,7 @@ import (
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/summarizer"
 	"github.com/trioagent/trio/tools"
 	"github.com/trioagent/trio/viewer"
 )
@@ -44,8 +45,11 @@ func demoRun(t *testing.T) string {
 			demoErr = err
 			return
 		}
+		// The fixed cadence of eight turns folds the demo's history once,
+		// so the trace holds a summary to show (the cost-driven default
+		// does not fold a run this short).
 		a, err := agent.New(model, nil, agent.WithWorkspace(filepath.Join(dir, "project")), agent.WithRunsDir(filepath.Join(dir, "runs")),
-			agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxLocal}))
+			agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxLocal}), agent.WithWindow(summarizer.Config{SummaryEvery: 8}))
 		if err != nil {
 			demoErr = err
 			return
