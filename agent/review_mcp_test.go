@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +77,21 @@ func init() {
 		mcp.AddTool(s, &mcp.Tool{Name: "huge"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("AAAA ", 8<<20/5)), nil, nil
 		})
+	case "deaf":
+		// After deafen, it stops reading its stdin (alive, but stuck), so
+		// a request bigger than the pipe's buffer cannot be written.
+		mcp.AddTool(s, &mcp.Tool{Name: "deafen"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			deaf.Store(true)
+			return text("deaf now"), nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			S string `json:"s"`
+		}) (*mcp.CallToolResult, any, error) {
+			return text(in.S), nil, nil
+		})
+		writePids(os.Getpid())
+		s.Run(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(deafReader{}), Writer: os.Stdout})
+		os.Exit(0)
 	case "many":
 		for i := range 2000 {
 			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("t%d", i), Description: strings.Repeat("d", 200)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -85,6 +101,18 @@ func init() {
 	}
 	s.Run(context.Background(), &mcp.StdioTransport{})
 	os.Exit(0)
+}
+
+var deaf atomic.Bool
+
+// deafReader is stdin until deaf is set; then it blocks for good.
+type deafReader struct{}
+
+func (deafReader) Read(p []byte) (int, error) {
+	if deaf.Load() {
+		select {}
+	}
+	return os.Stdin.Read(p)
 }
 
 // hostileServer is the test binary as the hostile server mode, and the
@@ -375,4 +403,55 @@ func TestReviewMCPManyToolsBounded(t *testing.T) {
 		t.Errorf("the run completed without the Worker ever asking the model")
 	}
 	t.Logf("run %s: %s", rep.Reason, rep.Detail)
+}
+
+// A server that is alive but stopped reading its stdin: a call whose
+// request does not fit in the pipe ends as a tool error after the call
+// timeout, and the run does not hang (the guard below only keeps a hung
+// run from stalling the test binary; it is not a speed assertion).
+func TestReviewMCPDeafServerDoesNotHang(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s, p, pidFile := hostileServer(t, "deaf")
+	s.CallTimeout = 2 * time.Second
+	m := buggyThenFixed()
+	m.replies[agent.RoleWorker][0] = calls("", call{"mcp__hostile__deafen", map[string]string{}},
+		call{"mcp__hostile__echo", map[string]string{"s": strings.Repeat("word ", 1<<20/5)}},
+		write("go.mod", goMod), write("calc.go", calcBuggy), finish("calc written"))
+	a, err := agent.New(m, nil, e.opts(agent.WithPolicy(p), agent.WithMCPServers([]string{agent.RoleWorker}, s))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		rep *agent.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := a.Run(ctx, "Build package calc.")
+		done <- result{rep, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Minute):
+		cancel()
+		for _, pid := range pids(t, pidFile) {
+			syscall.Kill(pid, syscall.SIGKILL) // lets the blocked write fail, so the run can end
+		}
+		<-done
+		t.Fatal("the run hung on a call to a server that stopped reading its stdin (CallTimeout 2s)")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.rep.Reason != agent.StopCompleted {
+		t.Fatalf("reason %s (%s)", r.rep.Reason, r.rep.Detail)
+	}
+	got := toolReplies(m, "mcp__hostile__echo")
+	if len(got) != 1 || !strings.Contains(got[0], "did not read the request for echo within 2s") {
+		t.Errorf("the call to the deaf server read %.200q, want a tool error saying it did not read the request", got)
+	}
 }
