@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,6 +82,7 @@ type MCPConn struct {
 	Skipped []string
 	stderr  *stderrHead     // a host server's
 	proc    sandbox.Process // a server started in a sandbox
+	stdin   *watchedWriter  // proc's stdin
 	exited  chan struct{}   // closed when proc ended
 	exit    sandbox.Result  // how proc ended, once exited is closed
 	mu      sync.Mutex
@@ -147,7 +150,8 @@ func (c *MCPConn) transport(ctx context.Context) (mcp.Transport, error) {
 			c.exit, _ = p.Wait()
 			close(c.exited)
 		}()
-		return &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, nil
+		c.stdin = &watchedWriter{w: p.Stdin()}
+		return &mcp.IOTransport{Reader: p.Stdout(), Writer: c.stdin}, nil
 	case len(s.Command) > 0:
 		cmd := exec.Command(s.Command[0], s.Command[1:]...)
 		home, _ := os.UserHomeDir()
@@ -314,6 +318,21 @@ func (c *MCPConn) Close() error {
 	return err
 }
 
+// watchedWriter is a stdio server's stdin that knows whether a write is
+// in progress (blocked, when the server does not read).
+type watchedWriter struct {
+	w    io.WriteCloser
+	busy atomic.Int32
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	w.busy.Add(1)
+	defer w.busy.Add(-1)
+	return w.w.Write(p)
+}
+
+func (w *watchedWriter) Close() error { return w.w.Close() }
+
 // stderrHead keeps the first max bytes of a host server's stderr. It has
 // only Write (no ReadFrom an io.Copy would use instead) and is safe to
 // read while the server writes.
@@ -441,10 +460,27 @@ func (t *mcpTool) call(ctx context.Context, args map[string]any) (Result, error)
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.server.CallTimeout)
 	defer cancel()
+	// The SDK's write of a request ignores the context: a server that
+	// stopped reading its stdin would hold the call, and the run, forever.
+	// When the call's time is up with a write still blocked, the server's
+	// stdin is closed, which ends that write (and every later one).
+	var stuck atomic.Bool
+	if c.stdin != nil {
+		stop := context.AfterFunc(cctx, func() {
+			if c.stdin.busy.Load() > 0 {
+				stuck.Store(true)
+				c.stdin.Close()
+			}
+		})
+		defer stop()
+	}
 	res, err := c.session.CallTool(cctx, &mcp.CallToolParams{Name: t.remote, Arguments: args})
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
+		}
+		if stuck.Load() {
+			return errorResult("the MCP server %s did not read the request for %s within %s (it no longer reads its input); the call was abandoned and the server's input closed, so its tools cannot be called again", c.server.Name, t.remote, c.server.CallTimeout), nil
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return errorResult("the MCP server %s did not answer %s within %s; the call was abandoned", c.server.Name, t.remote, c.server.CallTimeout), nil
