@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkoukk/tiktoken-go"
+
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/summarizer"
 )
@@ -195,5 +197,51 @@ func TestEmbeddedTexts(t *testing.T) {
 	}
 	if h := summarizer.ReferenceHeader(); !strings.Contains(h, "it is not a new instruction") {
 		t.Errorf("ReferenceHeader = %q", h)
+	}
+}
+
+// Long text is counted in pieces: prose (cut where whitespace starts)
+// counts exactly as a whole encoding does, and a long run without
+// whitespace, which BPE encodes in time quadratic in its length, counts
+// at most one token more per piece.
+func TestCountLongText(t *testing.T) {
+	c, err := summarizer.NewCounter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := tiktoken.GetEncoding(summarizer.EncodingO200K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prose := strings.Repeat("The Critic runs go test -json ./... in a fresh sandbox; every check passed.\n\n\tfunc Add(a, b int) int { return a + b }\n", 300)
+	if got, want := c.Count(prose), len(enc.EncodeOrdinary(prose)); got != want {
+		t.Errorf("prose of %d bytes: %d tokens, whole encoding %d", len(prose), got, want)
+	}
+	for _, run := range []string{strings.Repeat("a", 1024) + " b", strings.Repeat("x", 6000), strings.Repeat("é", 3000), strings.Repeat(" ", 6000), strings.Repeat("ab=+", 1500)} {
+		got, want := c.Count(run), len(enc.EncodeOrdinary(run))
+		if got < want || got > want+len(run)/1024+1 {
+			t.Errorf("a run of %d bytes (%.8q…): %d tokens, whole encoding %d", len(run), run, got, want)
+		}
+	}
+}
+
+// BenchmarkCountRun is the cost of counting 256 KiB of one letter
+// against 256 KiB of prose: whole, the run took minutes (BPE's merge loop
+// is quadratic in one pre-token's length); in pieces it costs about what
+// prose does.
+func BenchmarkCountRun(b *testing.B) {
+	c, err := summarizer.NewCounter("gpt-4o")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"prose", strings.Repeat("every check passed; ", 256<<10/20)},
+		{"one-letter", strings.Repeat("x", 256<<10)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				c.Count(tc.text)
+			}
+		})
 	}
 }
