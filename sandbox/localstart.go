@@ -40,20 +40,45 @@ func (l *Local) Start(ctx context.Context, cmd Command) (Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local sandbox: start %s: %w", cmd.Argv[0], err)
 	}
-	env := MergeEnv(l.env, cmd.Env)
-	path := cmd.Argv[0]
-	if !strings.Contains(path, "/") {
-		if path, err = lookPath(path, envValue(env, "PATH")); err != nil {
-			return nil, fmt.Errorf("local sandbox: start: %w", err)
-		}
-	} else if !filepath.IsAbs(path) {
-		path = filepath.Join(wd, path)
-	}
 	limit := int(l.limits.Output)
 	if limit <= 0 {
 		limit = defaultStderrTail
 	}
-	p := &localProcess{stderr: &tailBuffer{max: limit}, done: make(chan struct{})}
+	p, err := startProcess(cmd.Argv, wd, MergeEnv(l.env, cmd.Env), limit, l)
+	if err != nil {
+		return nil, fmt.Errorf("local sandbox: %w", err)
+	}
+	return p, nil
+}
+
+// StartHost starts argv on this machine, outside any sandbox, in dir and
+// with exactly env, as Local.Start does: its own process group (killed
+// whole by Stop), stdin and stdout on pipes, the last tail bytes of its
+// stderr kept (4 KiB when tail is zero). It is for what the user declared
+// to run on the host (an MCP server with host: true); nothing confines it.
+func StartHost(argv []string, dir string, env []string, tail int) (Process, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, ErrEmptyCommand
+	}
+	if tail <= 0 {
+		tail = defaultStderrTail
+	}
+	return startProcess(argv, dir, env, tail, nil)
+}
+
+// startProcess starts argv in wd with env; l, when not nil, is the Local
+// whose Close stops it.
+func startProcess(argv []string, wd string, env []string, limit int, l *Local) (*localProcess, error) {
+	var err error
+	path := argv[0]
+	if !strings.Contains(path, "/") {
+		if path, err = lookPath(path, envValue(env, "PATH")); err != nil {
+			return nil, fmt.Errorf("start: %w", err)
+		}
+	} else if !filepath.IsAbs(path) {
+		path = filepath.Join(wd, path)
+	}
+	p := &localProcess{stderr: &tailBuffer{max: limit}, done: make(chan struct{}), forget: func() {}}
 	var files []*os.File // the child's ends, closed once it started
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
@@ -62,46 +87,52 @@ func (l *Local) Start(ctx context.Context, cmd Command) (Process, error) {
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("local sandbox: pipe: %w", err)
+		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW)
-		return nil, fmt.Errorf("local sandbox: pipe: %w", err)
+		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)
-		return nil, fmt.Errorf("local sandbox: pipe: %w", err)
+		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	files = []*os.File{inR, outW, errW}
-	c := &exec.Cmd{Path: path, Args: cmd.Argv, Dir: wd, Env: env, Stdin: inR, Stdout: outW, Stderr: errW,
+	c := &exec.Cmd{Path: path, Args: argv, Dir: wd, Env: env, Stdin: inR, Stdout: outW, Stderr: errW,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		closeAll(append(files, inW, outR, errR)...)
-		return nil, ErrClosed
+	if l != nil {
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			closeAll(append(files, inW, outR, errR)...)
+			return nil, ErrClosed
+		}
 	}
 	err = c.Start()
-	if err == nil {
-		if l.procs == nil {
-			l.procs = map[*localProcess]bool{}
+	if l != nil {
+		if err == nil {
+			if l.procs == nil {
+				l.procs = map[*localProcess]bool{}
+			}
+			l.procs[p] = true
 		}
-		l.procs[p] = true
+		l.mu.Unlock()
 	}
-	l.mu.Unlock()
 	closeAll(files...)
 	if err != nil {
 		closeAll(inW, outR, errR)
-		return nil, fmt.Errorf("local sandbox: start %s: %w", cmd.Argv[0], err)
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p.stdin, p.stdout, p.pgid, p.start = inW, outR, c.Process.Pid, time.Now()
-	p.forget = func() {
-		l.mu.Lock()
-		delete(l.procs, p)
-		l.mu.Unlock()
+	if l != nil {
+		p.forget = func() {
+			l.mu.Lock()
+			delete(l.procs, p)
+			l.mu.Unlock()
+		}
 	}
 	p.copied = make(chan struct{})
 	go func() { defer close(p.copied); io.Copy(p.stderr, errR); errR.Close() }()
@@ -115,14 +146,13 @@ func (l *Local) Start(ctx context.Context, cmd Command) (Process, error) {
 		case <-time.After(pipeGrace):
 		}
 		if err != nil && c.ProcessState == nil {
-			p.err = fmt.Errorf("local sandbox: wait %s: %w", cmd.Argv[0], err)
+			p.err = fmt.Errorf("wait %s: %w", argv[0], err)
 		}
 		close(p.done)
 	}()
 	return p, nil
 }
 
-// stopAll stops the processes Start started, for Close.
 func (l *Local) stopAll() {
 	l.mu.Lock()
 	ps := make([]*localProcess, 0, len(l.procs))

@@ -8,12 +8,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -80,7 +78,6 @@ type MCPConn struct {
 	// Skipped are the server's tools left out, with why (a name too long
 	// for a function name, a schema that cannot be checked).
 	Skipped []string
-	stderr  *stderrHead     // a host server's
 	proc    sandbox.Process // a server started in a sandbox
 	stdin   *watchedWriter  // proc's stdin
 	exited  chan struct{}   // closed when proc ended
@@ -140,10 +137,24 @@ func (c *MCPConn) transport(ctx context.Context) (mcp.Transport, error) {
 		return s.Transport, nil
 	case len(s.Command) > 0 && s.URL != "":
 		return nil, fmt.Errorf("mcp: server %s: both a command and a URL", s.Name)
-	case len(s.Command) > 0 && s.Sandbox != nil:
-		p, err := s.Sandbox.Start(ctx, sandbox.Command{Argv: s.Command, Env: s.Env, Dir: s.Dir})
-		if err != nil {
-			return nil, fmt.Errorf("mcp: server %s: start %s in the sandbox: %w", s.Name, policy.QuoteArgv(s.Command), err)
+	case len(s.Command) > 0:
+		// In the given sandbox, or (host: true) on this machine as the
+		// user, in its own process group: the same Process either way, so
+		// a crash, a call timeout and a server that stops reading its
+		// stdin end alike.
+		var p sandbox.Process
+		var err error
+		if s.Sandbox != nil {
+			p, err = s.Sandbox.Start(ctx, sandbox.Command{Argv: s.Command, Env: s.Env, Dir: s.Dir})
+			if err != nil {
+				return nil, fmt.Errorf("mcp: server %s: start %s in the sandbox: %w", s.Name, policy.QuoteArgv(s.Command), err)
+			}
+		} else {
+			home, _ := os.UserHomeDir()
+			env := sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir(), s.Env...)
+			if p, err = sandbox.StartHost(s.Command, s.Dir, env, 4<<10); err != nil {
+				return nil, fmt.Errorf("mcp: server %s: %w", s.Name, err)
+			}
 		}
 		c.proc, c.exited = p, make(chan struct{})
 		go func() {
@@ -152,17 +163,6 @@ func (c *MCPConn) transport(ctx context.Context) (mcp.Transport, error) {
 		}()
 		c.stdin = &watchedWriter{w: p.Stdin()}
 		return &mcp.IOTransport{Reader: p.Stdout(), Writer: c.stdin}, nil
-	case len(s.Command) > 0:
-		cmd := exec.Command(s.Command[0], s.Command[1:]...)
-		home, _ := os.UserHomeDir()
-		cmd.Env = sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir(), s.Env...)
-		cmd.Dir = s.Dir
-		c.stderr = &stderrHead{max: 4 << 10}
-		cmd.Stderr = c.stderr
-		// Its own process group: a server's children are not the
-		// terminal's, and Ctrl-C reaches them through Close.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	case s.URL != "":
 		hc := s.HTTPClient
 		if hc == nil {
@@ -225,8 +225,6 @@ func (c *MCPConn) exitNote(max int) string {
 		default:
 		}
 		tail = c.proc.Stderr()
-	case c.stderr != nil:
-		tail = c.stderr.String()
 	}
 	tail = strings.TrimSpace(tail)
 	if len(tail) > max {
@@ -332,30 +330,6 @@ func (w *watchedWriter) Write(p []byte) (int, error) {
 }
 
 func (w *watchedWriter) Close() error { return w.w.Close() }
-
-// stderrHead keeps the first max bytes of a host server's stderr. It has
-// only Write (no ReadFrom an io.Copy would use instead) and is safe to
-// read while the server writes.
-type stderrHead struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-func (b *stderrHead) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - len(b.buf); room > 0 {
-		b.buf = append(b.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (b *stderrHead) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {

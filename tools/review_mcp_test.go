@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,28 +106,8 @@ func TestReviewMCPDeafServer(t *testing.T) {
 					t.Errorf("the call to a server that does not read read %.200q, want a tool error", res.Output)
 				}
 			case <-time.After(guard):
-				if where == "host" {
-					killChildren(t) // Close would hang too, on the same write
-					t.Skip("open: a host (host: true) stdio MCP server that stops reading its stdin hangs a call past CallTimeout: the go-sdk's write ignores the context and the CommandTransport's stdin is not reachable to close")
-				}
 				t.Fatal("the call hung past CallTimeout (2s) on a server that stopped reading its stdin")
 			}
 		})
-	}
-}
-
-// killChildren kills this test process's child processes (the host server).
-func killChildren(t *testing.T) {
-	tasks, _ := os.ReadDir("/proc/self/task")
-	for _, task := range tasks {
-		b, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
-		for _, f := range strings.Fields(string(b)) {
-			env, _ := os.ReadFile("/proc/" + f + "/environ")
-			if strings.Contains(string(env), envDeafServer+"=1") {
-				if pid, err := strconv.Atoi(f); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-		}
 	}
 }
