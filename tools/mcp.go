@@ -475,8 +475,19 @@ func (c *MCPConn) redact(s string) string {
 			s = strings.ReplaceAll(s, v, "[header value]")
 		}
 	}
+	// Values passed to a stdio server (env_vars) may be tokens too; a
+	// server that dies printing its environment must not put them in an
+	// error. Short values ("1", "info") would only mangle the message.
+	for _, kv := range c.server.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && len(v) >= minRedacted {
+			s = strings.ReplaceAll(s, v, "[$"+k+"]")
+		}
+	}
 	return s
 }
+
+// minRedacted is the shortest environment value redact hides.
+const minRedacted = 8
 
 // contentText is a tool result as text for the model: text content as
 // is, structured content as JSON, other content named by its kind.

@@ -222,6 +222,13 @@ func TestMCPStartFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "mcp: server gone") || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("dying server: %v", err)
 	}
+	// A server that dies printing a value it was given (env_vars) leaves
+	// the value out of the error, which is shown and logged.
+	_, err = tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "leaky", Env: []string{"MY_TOKEN=tok-7f3a9c1e5b", "V=1"},
+		Command: []string{"/bin/sh", "-c", "echo token=$MY_TOKEN v=$V >&2; exit 1"}})
+	if err == nil || strings.Contains(err.Error(), "tok-7f3a9c1e5b") || !strings.Contains(err.Error(), "token=[$MY_TOKEN] v=1") {
+		t.Errorf("a dying server's stderr in the error: %v", err)
+	}
 	start := time.Now()
 	_, err = tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "mute", Command: []string{"/bin/sh", "-c", "exec sleep 60"}, StartTimeout: 500 * time.Millisecond})
 	if err == nil || time.Since(start) > 15*time.Second {
