@@ -78,7 +78,7 @@ func startProcess(argv []string, wd string, env []string, limit int, l *Local) (
 	} else if !filepath.IsAbs(path) {
 		path = filepath.Join(wd, path)
 	}
-	p := &localProcess{stderr: &tailBuffer{max: limit}, done: make(chan struct{}), forget: func() {}}
+	p := &localProcess{stderr: NewTail(int64(limit)), done: make(chan struct{}), forget: func() {}}
 	var files []*os.File // the child's ends, closed once it started
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
@@ -169,7 +169,7 @@ func (l *Local) stopAll() {
 type localProcess struct {
 	stdin  *os.File
 	stdout *os.File
-	stderr *tailBuffer
+	stderr *Tail
 	pgid   int
 	start  time.Time
 	forget func()
@@ -262,14 +262,23 @@ func procStat(pid string) (state byte, pgid int, ok bool) {
 	return f[0][0], g, true
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
+// Tail keeps the last bytes written to it: a started process's stderr
+// (Process.Stderr). It is safe to read while it is written.
+type Tail struct {
 	mu  sync.Mutex
 	buf []byte
 	max int
 }
 
-func (b *tailBuffer) Write(p []byte) (int, error) {
+// NewTail keeps limit bytes, 4 KiB when limit is not positive.
+func NewTail(limit int64) *Tail {
+	if limit <= 0 {
+		limit = defaultStderrTail
+	}
+	return &Tail{max: int(limit)}
+}
+
+func (b *Tail) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := len(p)
@@ -284,7 +293,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *tailBuffer) String() string {
+func (b *Tail) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)

@@ -98,7 +98,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 		layout: layout,
 		id:     s.ID() + "-p" + n,
 		dir:    filepath.Join(s.procsDir(), n),
-		stderr: newTail(s.cfg.Limits.Output),
+		stderr: sandbox.NewTail(s.cfg.Limits.Output),
 		done:   make(chan struct{}),
 	}
 	if err := p.start(ctx, cmd, cwd, layout); err != nil {
@@ -147,7 +147,7 @@ type process struct {
 	conn      *net.UnixConn
 	stdin     *os.File
 	stdout    *os.File
-	stderr    *tail
+	stderr    *sandbox.Tail
 	began     time.Time
 	stopDisk  func() bool
 
@@ -386,37 +386,6 @@ func pipeIn() (int, *os.File, error) {
 		return -1, nil, err
 	}
 	return p[0], os.NewFile(uintptr(p[1]), "|"+strconv.Itoa(p[1])), nil
-}
-
-// tail keeps the last bytes written to it (Process.Stderr).
-type tail struct {
-	mu  sync.Mutex
-	b   []byte
-	max int
-}
-
-// newTail keeps limit bytes, 4 KiB when limit is not positive.
-func newTail(limit int64) *tail {
-	if limit <= 0 {
-		limit = 4 << 10
-	}
-	return &tail{max: int(limit)}
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b[max(0, len(t.b)-t.max):])
 }
 
 // freezeStarted freezes every started process's cgroup, and thaw thaws

@@ -76,7 +76,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	if err != nil {
 		return fail(err)
 	}
-	p := &process{s: s, layout: layout, stderr: newTail(lim.Output), done: make(chan struct{}), pidfd: -1}
+	p := &process{s: s, layout: layout, stderr: sandbox.NewTail(lim.Output), done: make(chan struct{}), pidfd: -1}
 	if err := p.start(ctx, args); err != nil {
 		return fail(err)
 	}
@@ -99,7 +99,7 @@ type process struct {
 	stopErr error
 	stdin   *os.File
 	stdout  *os.File
-	stderr  *stderrTail
+	stderr  *sandbox.Tail
 	c       *exec.Cmd
 	// pidfd is the namespace's first process (bwrap's child, its pid 1):
 	// when it has exited, every process of the namespace has. -1 once
@@ -353,35 +353,4 @@ func (s *Sandbox) stopAll() error {
 		errs = append(errs, p.Stop())
 	}
 	return errors.Join(errs...)
-}
-
-// stderrTail keeps the last bytes written to it (Process.Stderr).
-type stderrTail struct {
-	mu  sync.Mutex
-	b   []byte
-	max int
-}
-
-// newTail keeps limit bytes, 4 KiB when limit is not positive.
-func newTail(limit int64) *stderrTail {
-	if limit <= 0 {
-		limit = 4 << 10
-	}
-	return &stderrTail{max: int(limit)}
-}
-
-func (t *stderrTail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *stderrTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b[max(0, len(t.b)-t.max):])
 }
