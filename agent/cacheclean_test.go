@@ -54,6 +54,34 @@ func TestCacheIsTheCriticsOwn(t *testing.T) {
 // The run completes only if the Critic's test found no planted file.
 func TestCriticCacheIsNotTheWorkers(t *testing.T) {
 	t.Parallel()
+	eachIsolatedKind(t, func(t *testing.T, kind string) {
+		e := newEnv(t)
+		plan := text(mustJSON(map[string]any{
+			"steps": []map[string]any{{
+				"title": "calc package", "description": "Write go.mod and calc.go with Add, and a unit test.",
+				"files": []string{"go.mod", "calc.go", "plant_test.go", "planted.txt"}, "expected": "calc.Add adds", "acceptance": "go test passes",
+			}},
+			"risks": []string{}, "test_command": "go test ./...", "cli": []string{}, "tests_dir": "acceptance",
+		}))
+		m := newFake().add(agent.RolePlanner, plan).
+			add(agent.RoleTestDesigner, suite(map[string]string{"acceptance/calc_test.go": calcTest, "acceptance/cache_test.go": cacheCheck})).
+			add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), write("plant_test.go", plantTest), runTests(), finish("done")))
+		sc := agent.WithSandboxConfig(agent.SandboxConfig{Kind: kind})
+		rep := run(t, m, nil, e.folderOpts(sc, agent.WithRunID("cache-clean-"+kind))...)
+		if _, err := os.Stat(filepath.Join(e.ws, "planted.txt")); err != nil {
+			t.Fatalf("the Worker's go test did not run its TestMain: %v", err)
+		}
+		if rep.Reason != agent.StopCompleted {
+			trace, _ := os.ReadFile(filepath.Join(e.runs, "cache-clean-"+kind, "trace.jsonl"))
+			t.Fatalf("%s (%s): the Critic's check failed; the trace:\n%s", rep.Reason, rep.Detail, trace)
+		}
+	})
+}
+
+// eachIsolatedKind runs test as a parallel subtest for each isolating
+// sandbox kind; a kind this machine cannot run fails under CI=true and is
+// skipped otherwise.
+func eachIsolatedKind(t *testing.T, test func(t *testing.T, kind string)) {
 	kinds := map[string]func() error{
 		agent.SandboxUserns:     func() error { return userns.Available(context.Background(), "") },
 		agent.SandboxContainerd: func() error { return containerd.Available(context.Background(), "") },
@@ -67,26 +95,7 @@ func TestCriticCacheIsNotTheWorkers(t *testing.T) {
 				}
 				t.Skipf("%s sandbox unavailable: %v", kind, err)
 			}
-			e := newEnv(t)
-			plan := text(mustJSON(map[string]any{
-				"steps": []map[string]any{{
-					"title": "calc package", "description": "Write go.mod and calc.go with Add, and a unit test.",
-					"files": []string{"go.mod", "calc.go", "plant_test.go", "planted.txt"}, "expected": "calc.Add adds", "acceptance": "go test passes",
-				}},
-				"risks": []string{}, "test_command": "go test ./...", "cli": []string{}, "tests_dir": "acceptance",
-			}))
-			m := newFake().add(agent.RolePlanner, plan).
-				add(agent.RoleTestDesigner, suite(map[string]string{"acceptance/calc_test.go": calcTest, "acceptance/cache_test.go": cacheCheck})).
-				add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), write("plant_test.go", plantTest), runTests(), finish("done")))
-			sc := agent.WithSandboxConfig(agent.SandboxConfig{Kind: kind})
-			rep := run(t, m, nil, e.folderOpts(sc, agent.WithRunID("cache-clean-"+kind))...)
-			if _, err := os.Stat(filepath.Join(e.ws, "planted.txt")); err != nil {
-				t.Fatalf("the Worker's go test did not run its TestMain: %v", err)
-			}
-			if rep.Reason != agent.StopCompleted {
-				trace, _ := os.ReadFile(filepath.Join(e.runs, "cache-clean-"+kind, "trace.jsonl"))
-				t.Fatalf("%s (%s): the Critic's check failed; the trace:\n%s", rep.Reason, rep.Detail, trace)
-			}
+			test(t, kind)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/policy"
-	"github.com/trioagent/trio/sandbox/containerd"
-	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -22,70 +19,57 @@ import (
 // run completes.
 func TestRunMCPServerIsolated(t *testing.T) {
 	t.Parallel()
-	kinds := map[string]func() error{
-		agent.SandboxUserns:     func() error { return userns.Available(context.Background(), "") },
-		agent.SandboxContainerd: func() error { return containerd.Available(context.Background(), "") },
-	}
-	for kind, available := range kinds {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			if err := available(); err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("CI=true and the %s sandbox is unavailable: %v", kind, err)
-				}
-				t.Skipf("%s sandbox unavailable: %v", kind, err)
+	eachIsolatedKind(t, func(t *testing.T, kind string) {
+		e := newEnv(t)
+		secret := filepath.Join(filepath.Dir(e.ws), "secret.txt")
+		if err := os.WriteFile(secret, []byte("hunter2-agent-mcp"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.ws, "notes.txt"), []byte("ticket T-1: Add must add"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sandboxtest.BuildMCPServer(t, filepath.Join(e.ws, "mcpserver"))
+		p, err := policy.Parse("p.yaml", []byte("version: 1\nmode: unattended\ntools:\n  allow: [\"mcp__srv__*\"]\ncommands:\n  allow: [\"go test *\", \"./mcpserver\"]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := text(mustJSON(map[string]any{
+			"steps": []map[string]any{{
+				"title": "calc package", "description": "Write go.mod and calc.go with Add.",
+				"files": []string{"go.mod", "calc.go", "mcpserver", "notes.txt"}, "expected": "calc.Add adds", "acceptance": "go test passes",
+			}},
+			"risks": []string{}, "test_command": "go test ./...", "cli": []string{}, "tests_dir": "acceptance",
+		}))
+		m := newFake().add(agent.RolePlanner, plan).add(agent.RoleTestDesigner, calcSuite()).
+			add(agent.RoleWorker, calls("",
+				call{"mcp__srv__read", map[string]string{"path": "notes.txt"}},
+				call{"mcp__srv__read", map[string]string{"path": secret}},
+				write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+		srv := tools.MCPServer{Name: "srv", Command: []string{"./mcpserver"}}
+		rep := run(t, m, nil, e.folderOpts(agent.WithSandboxConfig(agent.SandboxConfig{Kind: kind}), agent.WithPolicy(p),
+			agent.WithRunID("mcp-"+kind), agent.WithMCPServers([]string{agent.RoleWorker}, srv))...)
+		if rep.Reason != agent.StopCompleted {
+			t.Fatalf("%s (%s)", rep.Reason, rep.Detail)
+		}
+		trace := readFile(t, filepath.Join(e.runs, "mcp-"+kind, "trace.jsonl"))
+		var got []string
+		for _, line := range strings.Split(trace, "\n") {
+			if strings.Contains(line, `"kind":"tool_call"`) && strings.Contains(line, `"tool":"mcp__srv__read"`) {
+				got = append(got, line)
 			}
-			e := newEnv(t)
-			secret := filepath.Join(filepath.Dir(e.ws), "secret.txt")
-			if err := os.WriteFile(secret, []byte("hunter2-agent-mcp"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(e.ws, "notes.txt"), []byte("ticket T-1: Add must add"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			sandboxtest.BuildMCPServer(t, filepath.Join(e.ws, "mcpserver"))
-			p, err := policy.Parse("p.yaml", []byte("version: 1\nmode: unattended\ntools:\n  allow: [\"mcp__srv__*\"]\ncommands:\n  allow: [\"go test *\", \"./mcpserver\"]\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := text(mustJSON(map[string]any{
-				"steps": []map[string]any{{
-					"title": "calc package", "description": "Write go.mod and calc.go with Add.",
-					"files": []string{"go.mod", "calc.go", "mcpserver", "notes.txt"}, "expected": "calc.Add adds", "acceptance": "go test passes",
-				}},
-				"risks": []string{}, "test_command": "go test ./...", "cli": []string{}, "tests_dir": "acceptance",
-			}))
-			m := newFake().add(agent.RolePlanner, plan).add(agent.RoleTestDesigner, calcSuite()).
-				add(agent.RoleWorker, calls("",
-					call{"mcp__srv__read", map[string]string{"path": "notes.txt"}},
-					call{"mcp__srv__read", map[string]string{"path": secret}},
-					write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
-			srv := tools.MCPServer{Name: "srv", Command: []string{"./mcpserver"}}
-			rep := run(t, m, nil, e.folderOpts(agent.WithSandboxConfig(agent.SandboxConfig{Kind: kind}), agent.WithPolicy(p),
-				agent.WithRunID("mcp-"+kind), agent.WithMCPServers([]string{agent.RoleWorker}, srv))...)
-			if rep.Reason != agent.StopCompleted {
-				t.Fatalf("%s (%s)", rep.Reason, rep.Detail)
-			}
-			trace := readFile(t, filepath.Join(e.runs, "mcp-"+kind, "trace.jsonl"))
-			var got []string
-			for _, line := range strings.Split(trace, "\n") {
-				if strings.Contains(line, `"kind":"tool_call"`) && strings.Contains(line, `"tool":"mcp__srv__read"`) {
-					got = append(got, line)
-				}
-			}
-			if len(got) != 2 || !strings.Contains(got[0], "ticket T-1: Add must add") {
-				t.Fatalf("the Worker's reads of the MCP server: %q", got)
-			}
-			if strings.Contains(got[1], "hunter2") || !strings.Contains(got[1], "no such file") {
-				t.Fatalf("the MCP server in the %s sandbox read a host file beside the workspace (or failed otherwise): %q", kind, got[1])
-			}
-			audit := readFile(t, filepath.Join(e.runs, "mcp-"+kind, agent.AuditFile))
-			if !strings.Contains(audit, `"tool":"mcp__srv"`) || !strings.Contains(audit, `"tool":"mcp__srv__read"`) {
-				t.Errorf("the audit lacks the server's start or its calls:\n%s", audit)
-			}
-			if strings.Contains(audit, "hunter2") {
-				t.Error("the secret is in the audit")
-			}
-		})
-	}
+		}
+		if len(got) != 2 || !strings.Contains(got[0], "ticket T-1: Add must add") {
+			t.Fatalf("the Worker's reads of the MCP server: %q", got)
+		}
+		if strings.Contains(got[1], "hunter2") || !strings.Contains(got[1], "no such file") {
+			t.Fatalf("the MCP server in the %s sandbox read a host file beside the workspace (or failed otherwise): %q", kind, got[1])
+		}
+		audit := readFile(t, filepath.Join(e.runs, "mcp-"+kind, agent.AuditFile))
+		if !strings.Contains(audit, `"tool":"mcp__srv"`) || !strings.Contains(audit, `"tool":"mcp__srv__read"`) {
+			t.Errorf("the audit lacks the server's start or its calls:\n%s", audit)
+		}
+		if strings.Contains(audit, "hunter2") {
+			t.Error("the secret is in the audit")
+		}
+	})
 }
