@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,82 +17,12 @@ import (
 	"github.com/trioagent/trio/sandbox"
 )
 
-// echoLoop is a started process that says each line back, and runs the
-// line as a shell command when it starts with "run ".
-var echoLoop = []string{"/bin/sh", "-c", `while IFS= read -r l; do
-case "$l" in run\ *) eval "${l#run }" ;; esac
-printf 'got:%s\n' "$l"
-done`}
-
-// line sends l to p and reads the next line back.
-func line(t testing.TB, p sandbox.Process, r *bufio.Reader, l string) string {
-	t.Helper()
-	if _, err := io.WriteString(p.Stdin(), l+"\n"); err != nil {
-		t.Fatalf("write %q: %v (stderr %q)", l, err, p.Stderr())
-	}
-	got, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatalf("read after %q: %v (stderr %q)", l, err, p.Stderr())
-	}
-	return strings.TrimSuffix(got, "\n")
-}
-
-// runIn has echoLoop run cmd and returns what it printed.
-func runIn(t testing.TB, p sandbox.Process, r *bufio.Reader, cmd string) string {
-	t.Helper()
-	if _, err := io.WriteString(p.Stdin(), "run "+cmd+"\n"); err != nil {
-		t.Fatalf("write %q: %v (stderr %q)", cmd, err, p.Stderr())
-	}
-	var out strings.Builder
-	for {
-		l, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read after %q: %v (stderr %q)", cmd, err, p.Stderr())
-		}
-		if l == "got:run "+cmd+"\n" {
-			return out.String()
-		}
-		out.WriteString(l)
-	}
-}
-
-func start(t testing.TB, s sandbox.Starter, argv ...string) sandbox.Process {
-	t.Helper()
-	p, err := s.Start(context.Background(), sandbox.Command{Argv: argv})
-	if err != nil {
-		t.Fatalf("Start %q: %v", argv, err)
-	}
-	t.Cleanup(func() { p.Stop() })
-	return p
-}
-
-// hostPids lists the host's processes whose command line holds marker.
-func hostPids(t testing.TB, marker string) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 func TestStartEchoesOverStdio(t *testing.T) {
 	s := newSandbox(t, Config{})
-	p := start(t, s, echoLoop...)
+	p := sandboxtest.Start(t, s, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
 	for _, l := range []string{"one", "two words", strings.Repeat("x", 100<<10)} {
-		if got := line(t, p, r, l); got != "got:"+l {
+		if got := sandboxtest.Line(t, p, r, l); got != "got:"+l {
 			t.Fatalf("sent %.40q, got back %.40q", l, got)
 		}
 	}
@@ -120,7 +49,7 @@ func TestStartCannotReadHostSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSandbox(t, Config{Workspace: ws})
-	p := start(t, s, "/bin/sh", "-c", "cat ../secret "+secret+" /proc/1/root"+secret+" 2>&1; echo end")
+	p := sandboxtest.Start(t, s, "/bin/sh", "-c", "cat ../secret "+secret+" /proc/1/root"+secret+" 2>&1; echo end")
 	out, _ := io.ReadAll(p.Stdout())
 	if !strings.Contains(string(out), "end") {
 		t.Fatalf("the process did not run to its end: %q (stderr %q)", out, p.Stderr())
@@ -134,9 +63,9 @@ func TestStartCannotReadHostSecret(t *testing.T) {
 // process running; its kill -9 -1 does not reach a command either.
 func TestStartSurvivesExecAndReset(t *testing.T) {
 	s := newSandbox(t, Config{})
-	p := start(t, s, echoLoop...)
+	p := sandboxtest.Start(t, s, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
-	if got := line(t, p, r, "a"); got != "got:a" {
+	if got := sandboxtest.Line(t, p, r, "a"); got != "got:a" {
 		t.Fatalf("got %q", got)
 	}
 	res := run(t, s, "/bin/sh", "-c", "kill -9 -1; sleep 0.2; echo after")
@@ -148,7 +77,7 @@ func TestStartSurvivesExecAndReset(t *testing.T) {
 	if res := run(t, s, "true"); res.ExitCode != 0 {
 		t.Fatalf("after Reset: %+v", res)
 	}
-	if got := line(t, p, r, "b"); got != "got:b" {
+	if got := sandboxtest.Line(t, p, r, "b"); got != "got:b" {
 		t.Fatalf("after Exec, kill -9 -1 and Reset the started process answers %q", got)
 	}
 
@@ -185,19 +114,19 @@ func TestStartSurvivesExecAndReset(t *testing.T) {
 func TestStopLeavesNoProcess(t *testing.T) {
 	s := newSandbox(t, Config{})
 	marker := fmt.Sprintf("4242.%d", time.Now().UnixNano()%1e6)
-	p := start(t, s, "/bin/sh", "-c", "sleep "+marker+" & (setsid sleep "+marker+" &) ; echo ready; exec sleep "+marker)
+	p := sandboxtest.Start(t, s, "/bin/sh", "-c", "sleep "+marker+" & (setsid sleep "+marker+" &) ; echo ready; exec sleep "+marker)
 	r := bufio.NewReader(p.Stdout())
 	if l, err := r.ReadString('\n'); err != nil || l != "ready\n" {
 		t.Fatalf("got %q, %v", l, err)
 	}
-	pids := hostPids(t, marker)
+	pids := sandboxtest.HostPids(t, marker)
 	if len(pids) < 3 {
 		t.Fatalf("found %d of the 3 sleeps on the host: %v", len(pids), pids)
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if left := hostPids(t, marker); len(left) > 0 {
+	if left := sandboxtest.HostPids(t, marker); len(left) > 0 {
 		t.Errorf("after Stop, processes it started still exist on the host: %v", left)
 	}
 	res, err := p.Wait()
@@ -234,7 +163,7 @@ func TestCloseRemovesStarted(t *testing.T) {
 	if cs, err := s.client.Containers(ctx, filter); err != nil || len(cs) != 3 {
 		t.Fatalf("before Close: %d containers with the run's label, want 3 (%v)", len(cs), err)
 	}
-	if n := len(hostPids(t, marker)); n != 2 {
+	if n := len(sandboxtest.HostPids(t, marker)); n != 2 {
 		t.Fatalf("before Close: %d started processes on the host, want 2", n)
 	}
 	// Close closes the sandbox's client: ask with another.
@@ -249,7 +178,7 @@ func TestCloseRemovesStarted(t *testing.T) {
 	if cs, err := c.Containers(ctx, filter); err != nil || len(cs) != 0 {
 		t.Errorf("after Close: %d containers with the run's label (%v)", len(cs), err)
 	}
-	if left := hostPids(t, marker); len(left) > 0 {
+	if left := sandboxtest.HostPids(t, marker); len(left) > 0 {
 		t.Errorf("after Close, started processes exist on the host: %v", left)
 	}
 	if res, _ := p1.Wait(); res.ExitCode != -1 {
@@ -272,7 +201,7 @@ func TestStartMCPServer(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("in the workspace"), 0o644)
 	sandboxtest.BuildMCPServer(t, filepath.Join(ws, "mcpserver"))
 	s := newSandbox(t, Config{Workspace: ws})
-	p := start(t, s, "/workspace/mcpserver")
+	p := sandboxtest.Start(t, s, "/workspace/mcpserver")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -319,11 +248,11 @@ func BenchmarkStart(b *testing.B) {
 	var first, stop []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		p, err := s.Start(context.Background(), sandbox.Command{Argv: echoLoop})
+		p, err := s.Start(context.Background(), sandbox.Command{Argv: sandboxtest.EchoLoop})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := line(b, p, bufio.NewReader(p.Stdout()), "x"); got != "got:x" {
+		if got := sandboxtest.Line(b, p, bufio.NewReader(p.Stdout()), "x"); got != "got:x" {
 			b.Fatal(got)
 		}
 		t1 := time.Now()
@@ -349,12 +278,12 @@ func TestStartPathRules(t *testing.T) {
 		return sandbox.Writable
 	}
 	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
-	p := start(t, s, echoLoop...)
+	p := sandboxtest.Start(t, s, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
-	if got := runIn(t, p, r, "cat /workspace/.env 2>&1"); strings.Contains(got, "hunter2") {
+	if got := sandboxtest.RunIn(t, p, r, "cat /workspace/.env 2>&1"); strings.Contains(got, "hunter2") {
 		t.Errorf("the started process read the hidden .env: %q", got)
 	}
-	runIn(t, p, r, `mkdir -p /workspace/.git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > /workspace/.git/config`)
+	sandboxtest.RunIn(t, p, r, `mkdir -p /workspace/.git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > /workspace/.git/config`)
 	if _, err := os.Stat(filepath.Join(ws, ".git", "config")); err != nil {
 		t.Fatalf("the process could not write .git/config, so this test shows nothing: %v", err)
 	}
@@ -373,7 +302,7 @@ func TestStartPathRules(t *testing.T) {
 // kills it, and Wait says why.
 func TestStartDiskLimit(t *testing.T) {
 	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, Pids: 256, Disk: 16 << 20}})
-	p := start(t, s, "/bin/sh", "-c", `i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /workspace/f$i || exit 9; i=$((i+1)); sleep 0.05; done; echo wrote-all`)
+	p := sandboxtest.Start(t, s, "/bin/sh", "-c", `i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /workspace/f$i || exit 9; i=$((i+1)); sleep 0.05; done; echo wrote-all`)
 	out, _ := io.ReadAll(p.Stdout())
 	res, err := p.Wait()
 	if err != nil {
@@ -388,7 +317,7 @@ func TestStartDiskLimit(t *testing.T) {
 // is reported.
 func TestStartOOM(t *testing.T) {
 	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 64 << 20, Pids: 256}})
-	p := start(t, s, "python3", "-c", "b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); print('survived')")
+	p := sandboxtest.Start(t, s, "python3", "-c", "b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); print('survived')")
 	out, _ := io.ReadAll(p.Stdout())
 	res, err := p.Wait()
 	if err != nil {
@@ -420,7 +349,7 @@ func TestStartCannotRaceTheLayout(t *testing.T) {
 	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
 	// vendor does not exist when it starts, so its own container has no
 	// mount there and it may rename the folder it makes.
-	p := start(t, s, "/bin/sh", "-c", `cd /workspace && mkdir vendor.real && echo mine > vendor.real/secret && echo ready && while :; do
+	p := sandboxtest.Start(t, s, "/bin/sh", "-c", `cd /workspace && mkdir vendor.real && echo mine > vendor.real/secret && echo ready && while :; do
 mv vendor.real vendor; sleep 0.005; mv vendor vendor.real; ln -s `+host+` vendor; sleep 0.005; rm vendor; done`)
 	if l, err := bufio.NewReader(p.Stdout()).ReadString('\n'); l != "ready\n" {
 		t.Fatalf("the swapper did not start: %q, %v (stderr %q)", l, err, p.Stderr())

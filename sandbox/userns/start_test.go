@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,86 +19,16 @@ import (
 	"github.com/trioagent/trio/sandbox/userns"
 )
 
-// echoLoop is a started process that says each line back, and runs the
-// line as a shell command when it starts with "run ".
-var echoLoop = []string{"/bin/sh", "-c", `while IFS= read -r l; do
-case "$l" in run\ *) eval "${l#run }" ;; esac
-printf 'got:%s\n' "$l"
-done`}
-
-// line sends l to p and reads the next line back.
-func line(t testing.TB, p sandbox.Process, r *bufio.Reader, l string) string {
-	t.Helper()
-	if _, err := io.WriteString(p.Stdin(), l+"\n"); err != nil {
-		t.Fatalf("write %q: %v (stderr %q)", l, err, p.Stderr())
-	}
-	got, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatalf("read after %q: %v (stderr %q)", l, err, p.Stderr())
-	}
-	return strings.TrimSuffix(got, "\n")
-}
-
-// runIn has echoLoop run cmd and returns what it printed.
-func runIn(t testing.TB, p sandbox.Process, r *bufio.Reader, cmd string) string {
-	t.Helper()
-	if _, err := io.WriteString(p.Stdin(), "run "+cmd+"\n"); err != nil {
-		t.Fatalf("write %q: %v (stderr %q)", cmd, err, p.Stderr())
-	}
-	var out strings.Builder
-	for {
-		l, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read after %q: %v (stderr %q)", cmd, err, p.Stderr())
-		}
-		if l == "got:run "+cmd+"\n" {
-			return out.String()
-		}
-		out.WriteString(l)
-	}
-}
-
-func start(t testing.TB, s sandbox.Starter, argv ...string) sandbox.Process {
-	t.Helper()
-	p, err := s.Start(context.Background(), sandbox.Command{Argv: argv})
-	if err != nil {
-		t.Fatalf("Start %q: %v", argv, err)
-	}
-	t.Cleanup(func() { p.Stop() })
-	return p
-}
-
-// hostPids lists the host's processes whose command line holds marker.
-func hostPids(t testing.TB, marker string) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 func TestStartEchoesOverStdio(t *testing.T) {
 	if asOrdinaryUser(t, "TestStartEchoesOverStdio") {
 		return
 	}
 	requireUserns(t)
 	sb, _ := open(t, userns.Config{}, nil)
-	p := start(t, sb, echoLoop...)
+	p := sandboxtest.Start(t, sb, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
 	for _, l := range []string{"one", "two words", strings.Repeat("x", 100<<10)} {
-		if got := line(t, p, r, l); got != "got:"+l {
+		if got := sandboxtest.Line(t, p, r, l); got != "got:"+l {
 			t.Fatalf("sent %.40q, got back %.40q", l, got)
 		}
 	}
@@ -126,7 +55,7 @@ func TestStartCannotReadHostSecret(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(word), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := start(t, sb, "/bin/sh", "-c", "cat ../secret "+secret+" .env 2>&1; echo end")
+	p := sandboxtest.Start(t, sb, "/bin/sh", "-c", "cat ../secret "+secret+" .env 2>&1; echo end")
 	out, _ := io.ReadAll(p.Stdout())
 	if !strings.Contains(string(out), "end") {
 		t.Fatalf("the process did not run to its end: %q (stderr %q)", out, p.Stderr())
@@ -144,15 +73,15 @@ func TestStartSurvivesExec(t *testing.T) {
 	}
 	requireUserns(t)
 	sb, ws := open(t, userns.Config{}, nil)
-	p := start(t, sb, echoLoop...)
+	p := sandboxtest.Start(t, sb, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
-	if got := line(t, p, r, "a"); got != "got:a" {
+	if got := sandboxtest.Line(t, p, r, "a"); got != "got:a" {
 		t.Fatalf("got %q", got)
 	}
 	res := run(t, sb, "/bin/sh", "-c", "kill -9 -1; sleep 0.2; echo after")
 	t.Logf("kill -9 -1 in a command: exit %d %q", res.ExitCode, res.Stdout)
 	run(t, sb, "/bin/sh", "-c", "sleep 1000 & echo left")
-	if got := line(t, p, r, "b"); got != "got:b" {
+	if got := sandboxtest.Line(t, p, r, "b"); got != "got:b" {
 		t.Fatalf("after Exec and kill -9 -1 the started process answers %q", got)
 	}
 
@@ -190,19 +119,19 @@ func TestStopLeavesNoProcess(t *testing.T) {
 	requireUserns(t)
 	sb, _ := open(t, userns.Config{}, nil)
 	marker := fmt.Sprintf("4242.%d", time.Now().UnixNano()%1e6)
-	p := start(t, sb, "/bin/sh", "-c", "sleep "+marker+" & (setsid sleep "+marker+" &) ; echo ready; exec sleep "+marker)
+	p := sandboxtest.Start(t, sb, "/bin/sh", "-c", "sleep "+marker+" & (setsid sleep "+marker+" &) ; echo ready; exec sleep "+marker)
 	r := bufio.NewReader(p.Stdout())
 	if l, err := r.ReadString('\n'); err != nil || l != "ready\n" {
 		t.Fatalf("got %q, %v", l, err)
 	}
-	pids := hostPids(t, marker)
+	pids := sandboxtest.HostPids(t, marker)
 	if len(pids) < 3 {
 		t.Fatalf("found %d of the 3 sleeps on the host: %v", len(pids), pids)
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if left := hostPids(t, marker); len(left) > 0 {
+	if left := sandboxtest.HostPids(t, marker); len(left) > 0 {
 		t.Errorf("after Stop, processes it started still exist on the host: %v", left)
 	}
 	res, err := p.Wait()
@@ -225,16 +154,16 @@ func TestCloseStopsStarted(t *testing.T) {
 	requireUserns(t)
 	sb, _ := open(t, userns.Config{}, nil)
 	marker := fmt.Sprintf("4343.%d", time.Now().UnixNano()%1e6)
-	p1 := start(t, sb, "sleep", marker)
-	start(t, sb, "sleep", marker)
+	p1 := sandboxtest.Start(t, sb, "sleep", marker)
+	sandboxtest.Start(t, sb, "sleep", marker)
 	// Each sleep, and the bwrap processes whose arguments name it.
-	if n := len(hostPids(t, marker)); n < 2 {
+	if n := len(sandboxtest.HostPids(t, marker)); n < 2 {
 		t.Fatalf("before Close: %d processes of the two started on the host, want 2 or more", n)
 	}
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := hostPids(t, marker); len(left) > 0 {
+	if left := sandboxtest.HostPids(t, marker); len(left) > 0 {
 		t.Errorf("after Close, started processes exist on the host: %v", left)
 	}
 	if res, _ := p1.Wait(); res.ExitCode != -1 {
@@ -264,7 +193,7 @@ func TestStartMCPServer(t *testing.T) {
 	copyFile(t, server, filepath.Join(ws, "mcpserver"), 0o755)
 	secret := filepath.Join(filepath.Dir(ws), "secret")
 	os.WriteFile(secret, []byte("hunter2-mcp"), 0o644)
-	p := start(t, sb, "/workspace/mcpserver")
+	p := sandboxtest.Start(t, sb, "/workspace/mcpserver")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -319,12 +248,12 @@ func TestStartPathRules(t *testing.T) {
 		return sandbox.Writable
 	}
 	sb, ws := open(t, userns.Config{PathRules: rules}, map[string]string{".env": "KEY=hunter2-env"})
-	p := start(t, sb, echoLoop...)
+	p := sandboxtest.Start(t, sb, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
-	if got := runIn(t, p, r, "cat /workspace/.env 2>&1"); strings.Contains(got, "hunter2") {
+	if got := sandboxtest.RunIn(t, p, r, "cat /workspace/.env 2>&1"); strings.Contains(got, "hunter2") {
 		t.Errorf("the started process read the hidden .env: %q", got)
 	}
-	runIn(t, p, r, `mkdir -p /workspace/.git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > /workspace/.git/config`)
+	sandboxtest.RunIn(t, p, r, `mkdir -p /workspace/.git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > /workspace/.git/config`)
 	if _, err := os.Stat(filepath.Join(ws, ".git", "config")); err != nil {
 		t.Fatalf("the process could not write .git/config, so this test shows nothing: %v", err)
 	}
@@ -347,7 +276,7 @@ func TestStartDiskLimit(t *testing.T) {
 	}
 	requireUserns(t)
 	sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Timeout: time.Minute, Disk: 16 << 20}}, nil)
-	p := start(t, sb, "/bin/sh", "-c", `i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /workspace/f$i || exit 9; i=$((i+1)); sleep 0.05; done; echo wrote-all`)
+	p := sandboxtest.Start(t, sb, "/bin/sh", "-c", `i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /workspace/f$i || exit 9; i=$((i+1)); sleep 0.05; done; echo wrote-all`)
 	out, _ := io.ReadAll(p.Stdout())
 	res, err := p.Wait()
 	if err != nil {
@@ -371,11 +300,11 @@ func BenchmarkStart(b *testing.B) {
 	var first, stop []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		p, err := sb.Start(context.Background(), sandbox.Command{Argv: echoLoop})
+		p, err := sb.Start(context.Background(), sandbox.Command{Argv: sandboxtest.EchoLoop})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := line(b, p, bufio.NewReader(p.Stdout()), "x"); got != "got:x" {
+		if got := sandboxtest.Line(b, p, bufio.NewReader(p.Stdout()), "x"); got != "got:x" {
 			b.Fatal(got)
 		}
 		t1 := time.Now()
@@ -406,12 +335,12 @@ func TestStartAcrossReset(t *testing.T) {
 	}
 	requireUserns(t)
 	sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Timeout: time.Minute, Disk: 64 << 20}}, nil)
-	p := start(t, sb, echoLoop...)
+	p := sandboxtest.Start(t, sb, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
 	if err := sb.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	runIn(t, p, r, "echo PLANTED > /cache/planted; head -c 41943040 /dev/zero > /cache/big")
+	sandboxtest.RunIn(t, p, r, "echo PLANTED > /cache/planted; head -c 41943040 /dev/zero > /cache/big")
 	res := run(t, sb, "sh", "-c", "cat /cache/planted /cache/big 2>/dev/null | head -c 10; echo end")
 	if res.Stdout != "end\n" {
 		t.Fatalf("after Reset a command sees what a started process wrote into the cache: %q", res.Stdout)
