@@ -471,7 +471,11 @@ for i in range(200000):
 print("made all")
 `)
 	n, _ := os.ReadDir(filepath.Join(ws, "many"))
-	if !res.DiskExceeded || strings.Contains(res.Stdout, "made all") || len(n) > 20000 {
+	// Uncounted, the 200,000 empty files would all be made. How far past
+	// the limit the command gets depends on the machine's load (the watch
+	// polls less often as its walk slows): about 2,200 files on a quiet
+	// machine, 29,250 once in CI with other packages' tests running.
+	if !res.DiskExceeded || strings.Contains(res.Stdout, "made all") || len(n) > 100000 {
 		t.Errorf("made %d empty files against an 8 MiB limit (%d entries' worth): exceeded=%v %s", len(n), (8<<20)/4096, res.DiskExceeded, res.Stdout)
 	}
 }
