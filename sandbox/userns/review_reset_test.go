@@ -21,7 +21,7 @@ func TestReviewReset(t *testing.T) {
 	requireUserns(t)
 	warm := filepath.Join(t.TempDir(), "warm")
 	t.Run("planted links reach neither the next cache nor the host", func(t *testing.T) { testResetPlantedLinks(t, warm) })
-	t.Run("close while the spare is copied leaves nothing", func(t *testing.T) { testResetThenClose(t, warm) })
+	t.Run("close right after Reset leaves nothing", func(t *testing.T) { testResetThenClose(t, warm) })
 }
 
 // A command plants, in its build cache, symlinks to a host folder (by its
@@ -86,9 +86,9 @@ echo planted`)
 	}
 }
 
-// Reset starts the next spare's copy in the background; Close right
-// after it (and a Reset racing it) waits for the copy and leaves no
-// folder of the sandbox behind.
+// Reset removes the old cache in the background; Close right after it
+// (and a Reset racing it) waits for the removal and leaves no folder of
+// the sandbox behind.
 func testResetThenClose(t *testing.T, warm string) {
 	state := t.TempDir()
 	sb, _ := open(t, userns.Config{WarmCache: warm, StateDir: state}, nil)
@@ -105,7 +105,7 @@ func testResetThenClose(t *testing.T, warm string) {
 		t.Errorf("a Reset racing Close: %v, want nil or ErrClosed", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(state, "*")); len(left) != 0 {
-		t.Errorf("Close during the spare's copy left %v", left)
+		t.Errorf("Close right after Reset left %v", left)
 	}
 	if _, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"true"}}); err == nil {
 		t.Error("Exec after Close succeeded")

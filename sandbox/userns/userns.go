@@ -45,23 +45,21 @@ type Sandbox struct {
 	env      []string
 	base     []string // bwrap arguments every command shares
 	abi      int      // Landlock ABI of the kernel; 0 when it has none
-	diskBase int64    // workspace and seeded cache usage when the sandbox opened
-	seeded   int64    // the seeded cache's part of diskBase
+	diskBase int64    // workspace and cache usage when the sandbox opened
 	// cacheUsed is the build cache's usage as last measured, after the
 	// last command: only commands write there, so between two commands it
 	// holds. -1 when unknown (a command is running or was cut short).
 	cacheUsed int64
 
-	// warmBase is the trusted base the cache is seeded from ("" without
-	// one); spare is its next copy, made in the background for Reset.
+	// warmBase is the trusted base of the build cache, bound read-only
+	// at baseCacheDir ("" without one).
 	warmBase string
-	spare    *spare
 	resets   int
 	kept     []string // replaced caches a started process may still write to
 	// diskMu guards diskBase and kept for a started process's disk watch;
 	// Reset, the only writer, also holds mu, so Exec reads them under mu.
 	diskMu     sync.Mutex
-	background sync.WaitGroup // copies and removals Close waits for
+	background sync.WaitGroup // removals Close waits for
 
 	mu     sync.Mutex
 	closed bool
@@ -111,13 +109,10 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.seedCache(ctx); err != nil {
 		return nil, err
 	}
-	s.makeSpare()
-	s.env = commandEnv(cfg)
+	s.env = commandEnv(cfg, s.warmBase != "")
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
-		// The seeded warm cache is Trio's, not the run's writes.
 		s.cacheUsed = usage(s.cacheDir())
-		s.seeded = s.cacheUsed
 		s.diskBase = usage(cfg.Workspace) + s.cacheUsed
 	}
 	return s, nil
@@ -126,10 +121,14 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 // commandEnv is the allow-listed environment of every command (see
 // sandbox.BaseEnv), with the Go and Python settings for this sandbox's
 // folders; without network, module and package downloads are off so that
-// they fail fast.
-func commandEnv(cfg Config) []string {
+// they fail fast. With a warm base, the go command's cache is Trio's cache
+// program over GOCACHE and the read-only base (see seedCache).
+func commandEnv(cfg Config, warm bool) []string {
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
 		"GOTELEMETRY=off", "TMPDIR=/tmp"}
+	if warm {
+		extra = append(extra, "GOCACHEPROG="+strings.Join([]string{confine.Path, confine.CacheProgFlag, CacheDir + "/go-build", baseCacheDir}, " "))
+	}
 	if cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+ModCacheDir)
 	}
@@ -246,6 +245,9 @@ func (s *Sandbox) baseArgs() []string {
 		"--size", size, "--perms", "0700", "--tmpfs", HomeDir,
 		"--bind", filepath.Join(s.stateDir, "cache"), CacheDir,
 	)
+	if s.warmBase != "" {
+		a = append(a, "--ro-bind", s.warmBase, baseCacheDir)
+	}
 	if s.cfg.ModCache != "none" {
 		a = append(a, "--ro-bind", s.cfg.ModCache, ModCacheDir)
 	}
@@ -536,6 +538,12 @@ func (s *Sandbox) diskUsedBefore() int64 {
 }
 
 func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
+
+// baseCacheDir is where commands see the trusted base of the Go build
+// cache, read-only: outside every folder Landlock lets them write, on a
+// read-only bind, beside the helper the go command starts as its cache
+// program.
+const baseCacheDir = "/.trio/go-build"
 
 // confineSpec is what the helper applies to itself before a command:
 // Landlock's writable folders, TCP, and the rlimits every command has.

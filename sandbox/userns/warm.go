@@ -12,14 +12,17 @@ import (
 	"github.com/trioagent/trio/sandbox"
 )
 
-// seedCache gives the sandbox's Go build cache a copy of the trusted base
-// for this toolchain (sandbox.WarmModule's packages compiled), building the
-// base first when there is none. Each sandbox gets its own copy, so nothing
-// its commands write reaches the base or another sandbox; the base itself
-// is never mounted. Bubblewrap 0.8 has no overlay mounts, so a copy (about
-// 100 MiB, a fraction of a second) stands in for the containerd kind's
-// overlay.
+// seedCache finds the trusted base of the Go build cache for this
+// toolchain (sandbox.WarmModule's packages compiled), building it first
+// when there is none. Commands never get it writable: it is bound
+// read-only at baseCacheDir, and the go command reads it through Trio's
+// cache program (package gocacheprog), which looks in the run's own cache
+// first and puts everything there. Bubblewrap 0.8 has no overlay mounts;
+// this layering needs none, and no copy of the base.
 func (s *Sandbox) seedCache(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Join(s.cacheDir(), "go-build"), 0o755); err != nil {
+		return fmt.Errorf("userns sandbox: build cache: %w", err)
+	}
 	if s.cfg.WarmCache == "none" {
 		return nil
 	}
@@ -37,9 +40,6 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 		}
 	}
 	s.warmBase = base
-	if err := sandbox.CopyTree(base, filepath.Join(s.stateDir, "cache", "go-build")); err != nil {
-		return fmt.Errorf("userns sandbox: warm cache: %w", err)
-	}
 	return nil
 }
 

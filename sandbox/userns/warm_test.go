@@ -13,8 +13,10 @@ import (
 )
 
 // As an ordinary user, a sandbox starts with the standard library compiled
-// (a copy of the trusted base it built once), and what its commands write
-// into their cache reaches neither the base nor the next sandbox.
+// (the trusted base it built once, which its commands read through Trio's
+// cache program and see read-only), and what its commands write, into
+// their own cache or at the base, reaches neither the base nor the next
+// sandbox.
 func TestWarmCacheSeeded(t *testing.T) {
 	if asOrdinaryUser(t, "TestWarmCacheSeeded") {
 		return
@@ -35,15 +37,24 @@ func TestWarmCacheSeeded(t *testing.T) {
 	if res.ExitCode != 0 || strings.Contains(res.Stdout, "true") || strings.Count(res.Stdout, "false") != 2 {
 		t.Fatalf("the standard library is not in the sandbox's cache:\n%s%s", res.Stdout, res.Stderr)
 	}
-	res = run(t, a, "sh", "-c", "d=$(ls -d /cache/go-build/?? | head -1); echo forged > $d/forged-entry && for f in $d/*; do echo x >> $f; done; echo done")
-	if !strings.Contains(res.Stdout, "done") {
-		t.Fatalf("the sandbox could not write its own cache: %+v", res)
+	// Every way a command has to change the base it reads: write, append,
+	// create, remove, rename, chmod, link, and go itself with the base
+	// as its GOCACHE. The base's content on the host is the verdict.
+	res = run(t, a, "sh", "-c", `b=$(go env GOCACHEPROG | cut -d" " -f4); test -d "$b" || { echo "no base at $b"; exit 1; }
+d=$(ls -d $b/?? | head -1); f=$(ls $d | head -1)
+for try in "echo x >> $d/$f" "echo x > $d/$f" "echo forged > $d/forged" "rm -f $d/$f" "mv $d/$f $d/moved" "chmod 777 $d/$f" "ln $d/$f /cache/link" "chmod 777 $d" "touch $b/README"; do
+  sh -c "$try" 2>/dev/null && echo "CHANGED: $try"
+done
+GOCACHEPROG= GOCACHE=$b go build -a fmt >/dev/null 2>&1 # the go command ignores failed cache writes: the hash below judges it
+echo forged > /cache/go-build/forged && echo wrote-own`)
+	if strings.Contains(res.Stdout, "CHANGED") || strings.Contains(res.Stdout, "no base") || !strings.Contains(res.Stdout, "wrote-own") {
+		t.Fatalf("a command could change the trusted base, or not write its own cache:\n%s%s", res.Stdout, res.Stderr)
 	}
 	if after := sandboxtest.ContentHash(t, bases[0]); after != before {
 		t.Fatal("a command changed the trusted base")
 	}
 	b, _ := open(t, userns.Config{WarmCache: warm}, nil)
-	res = run(t, b, "sh", "-c", "ls /cache/go-build/*/forged-entry 2>/dev/null; echo end")
+	res = run(t, b, "sh", "-c", "ls /cache/go-build/forged 2>/dev/null; echo end")
 	if strings.Contains(res.Stdout, "forged") {
 		t.Fatalf("the next sandbox sees what the first wrote into its cache:\n%s", res.Stdout)
 	}
@@ -54,15 +65,14 @@ func TestWarmCacheSeeded(t *testing.T) {
 }
 
 // After Reset (which the agent calls before the Critic's checks), the
-// build cache is a fresh copy of the warm base: an entry a command
-// overwrote and a forged one are gone, the standard library is still
+// build cache is new and empty over the same base: a package a command
+// built and an entry it forged are gone, the standard library is still
 // compiled, and what the removed cache held no longer counts against the
 // disk limit.
 func testResetRenewsTheCache(t *testing.T, warm string) {
 	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Disk: 64 << 20}}, nil)
-	res := run(t, sb, "sh", "-c", `d=$(ls -d /cache/go-build/?? | head -1); f=$(ls $d | head -1); echo $d/$f; echo FORGED > $d/$f; echo FORGED > $d/planted; head -c 41943040 /dev/zero > /cache/big`)
-	entry := strings.TrimSpace(res.Stdout)
-	if res.ExitCode != 0 || entry == "" {
+	res := run(t, sb, "sh", "-c", `set -e; mkdir -p /tmp/m && cd /tmp/m && printf 'module m\n' > go.mod && printf 'package m\n' > m.go && go build ./... && ls /cache/go-build/*/*-a | wc -l && mkdir -p /cache/go-build/00 && echo FORGED > /cache/go-build/00/planted && head -c 41943040 /dev/zero > /cache/big`)
+	if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) == "0" {
 		t.Fatalf("the command could not write its cache: %+v", res)
 	}
 	res = run(t, sb, "sh", "-c", "head -c 41943040 /dev/zero > /cache/big2")
@@ -72,8 +82,8 @@ func testResetRenewsTheCache(t *testing.T, warm string) {
 	if err := sb.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	res = run(t, sb, "sh", "-c", "grep -rl FORGED /cache; ls /cache/big /cache/big2 "+entry+" 2>/dev/null; echo end")
-	if res.Stdout != entry+"\nend\n" {
+	res = run(t, sb, "sh", "-c", "grep -rl FORGED /cache; ls /cache/big /cache/big2 2>/dev/null; ls /cache/go-build; echo end")
+	if res.Stdout != "end\n" {
 		t.Fatalf("after Reset the cache still holds what a command wrote: %q", res.Stdout)
 	}
 	res = run(t, sb, "go", "list", "-f", "{{.ImportPath}} {{.Stale}}", "fmt")

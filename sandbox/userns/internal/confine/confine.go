@@ -17,6 +17,8 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
+
+	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
 )
 
 // Path is where the sandbox binds the running executable, read-only, and
@@ -27,6 +29,12 @@ const (
 	Path = "/.trio/init"
 	Flag = "--trio-userns-init"
 )
+
+// CacheProgFlag turns a process started at Path into the go command's
+// cache program (GOCACHEPROG="Path CacheProgFlag DIR BASE"): builds read
+// the trusted base BASE, mounted read-only, and write DIR, the run's own
+// cache (see package gocacheprog).
+const CacheProgFlag = "--trio-gocacheprog"
 
 // ExitCode is the helper's exit status when it could not confine the
 // command; with Marker at the start of stderr it is a sandbox failure, not
@@ -64,6 +72,13 @@ type Rlimit struct {
 func init() {
 	if len(os.Args) > 3 && os.Args[0] == Path && os.Args[1] == Flag {
 		os.Exit(runInit(os.Args[2], os.Args[3:]))
+	}
+	if len(os.Args) == 4 && os.Args[0] == Path && os.Args[1] == CacheProgFlag {
+		if err := gocacheprog.Serve(os.Stdin, os.Stdout, os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 }
 
