@@ -148,7 +148,7 @@ type rawPolicy struct {
 const (
 	DefaultTimeout = 120 * time.Second
 	DefaultMemory  = 1 << 30
-	DefaultCPUs    = 1.0
+	DefaultCPUs    = 0 // no CPU quota: it slows every build, and memory, pids, disk and the timeout bound a runaway command
 	DefaultPids    = 256
 	DefaultOutput  = 64 << 10
 	DefaultDisk    = 4 << 30 // a project, its dependencies and a build cache fit; a runaway run does not fill the host

@@ -200,7 +200,7 @@ func TestAccessors(t *testing.T) {
 	if p.Workspace() != "./out" || p.Shell() || p.Unattended() {
 		t.Errorf("workspace %q shell %v unattended %v", p.Workspace(), p.Shell(), p.Unattended())
 	}
-	want := Limits{Timeout: 120 * time.Second, Memory: 1 << 30, CPUs: 1, Pids: 256, Output: 64 << 10, Disk: 4 << 30, File: 4 << 20}
+	want := Limits{Timeout: 120 * time.Second, Memory: 1 << 30, Pids: 256, Output: 64 << 10, Disk: 4 << 30, File: 4 << 20}
 	if p.Limits() != want {
 		t.Errorf("Limits() = %+v, want defaults %+v", p.Limits(), want)
 	}

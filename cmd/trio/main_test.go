@@ -593,7 +593,7 @@ func TestAutoWithoutContainerd(t *testing.T) {
 	script := filepath.Join(dir, "script.yaml")
 	pol := filepath.Join(dir, "policy.yaml")
 	os.WriteFile(script, []byte(pyScript), 0o644)
-	os.WriteFile(pol, []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\n"), 0o644)
+	os.WriteFile(pol, []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\nlimits:\n  cpus: 1\n"), 0o644)
 	env := cleanEnv("TRIO_CONTAINERD_ADDRESS="+sock, envScript+"="+script)
 	r := trio(t, dir, env, "run", "--goal", "x", "--policy", pol, "--runs-dir", "runs")
 	if r.code != exitOK || strings.Contains(r.stderr, "LOCAL sandbox") || !strings.Contains(r.stderr, "sandbox userns; enforced: ") {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -57,8 +58,12 @@ Exit codes: 0 valid, 3 invalid (or unreadable).`,
 			}
 			fmt.Fprintf(io.out, "  workspace: %s\n", ws)
 			fmt.Fprintf(io.out, "  shell:     %s\n", shell)
-			fmt.Fprintf(io.out, "  limits:    timeout %s, memory %s, cpus %g, pids %d, output %s, network %s, disk %s, file %s\n",
-				l.Timeout, bytesText(l.Memory), l.CPUs, l.Pids, bytesText(l.Output), onOff(l.Network), bytesText(l.Disk), bytesText(l.File))
+			cpus := "no quota"
+			if l.CPUs > 0 {
+				cpus = strconv.FormatFloat(l.CPUs, 'g', -1, 64)
+			}
+			fmt.Fprintf(io.out, "  limits:    timeout %s, memory %s, cpus %s, pids %d, output %s, network %s, disk %s, file %s\n",
+				l.Timeout, bytesText(l.Memory), cpus, l.Pids, bytesText(l.Output), onOff(l.Network), bytesText(l.Disk), bytesText(l.File))
 			fmt.Fprintf(io.out, "  confirm:   no answer in %s = no\n", p.ConfirmTimeout())
 			return nil
 		},
