@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"go/version"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,9 @@ func TestWarm(t *testing.T) {}
 // the go command on the container's PATH (host folders are bound at the
 // same paths), its size and time, and GOROOT's VERSION file. A changed
 // toolchain gets a new key, so a base is never used with another one.
-func ToolchainKey(dirs []string) (string, bool) {
+// goVersion is the toolchain's Go version ("go1.26.8"), "" when VERSION
+// does not say.
+func ToolchainKey(dirs []string) (key, goVersion string, ok bool) {
 	for _, d := range strings.Split(strings.TrimPrefix(DefaultPath, "PATH="), ":") {
 		bound := false
 		for _, t := range dirs {
@@ -81,12 +84,16 @@ func ToolchainKey(dirs []string) (string, bool) {
 		if err != nil || st.IsDir() {
 			continue
 		}
-		version, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION"))
+		file, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION"))
 		h := sha256.New()
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", WarmVersion, real, st.Size(), st.ModTime().UnixNano(), version)
-		return hex.EncodeToString(h.Sum(nil))[:16], true
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", WarmVersion, real, st.Size(), st.ModTime().UnixNano(), file)
+		first, _, _ := strings.Cut(string(file), "\n")
+		if !version.IsValid(first) {
+			first = ""
+		}
+		return hex.EncodeToString(h.Sum(nil))[:16], first, true
 	}
-	return "", false
+	return "", "", false
 }
 
 // DefaultWarmCache is where trusted caches are kept without

@@ -38,7 +38,7 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	if s.cfg.WarmCache == "none" || s.cfg.RootFS != RootFSHost {
 		return nil
 	}
-	key, ok := sandbox.ToolchainKey(s.cfg.ToolchainDirs)
+	key, _, ok := sandbox.ToolchainKey(s.cfg.ToolchainDirs)
 	if !ok {
 		return nil
 	}

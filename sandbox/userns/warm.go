@@ -3,6 +3,7 @@ package userns
 import (
 	"context"
 	"fmt"
+	"go/version"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,9 +27,15 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 	if s.cfg.WarmCache == "none" {
 		return nil
 	}
-	key, ok := sandbox.ToolchainKey(s.cfg.ToolchainDirs)
+	key, goVersion, ok := sandbox.ToolchainKey(s.cfg.ToolchainDirs)
 	if !ok {
 		return nil // no Go in the sandbox: nothing to warm
+	}
+	if goVersion != "" && version.Compare(goVersion, "go1.24") < 0 {
+		// GOCACHEPROG needs Go 1.24: an older go would build into an
+		// empty GOCACHE, as without a warm cache.
+		s.progress(fmt.Sprintf("no warm build cache: %s cannot read it (GOCACHEPROG needs go1.24 or later)", goVersion))
+		return nil
 	}
 	if err := sandbox.PrivateDir(s.cfg.WarmCache); err != nil {
 		return fmt.Errorf("userns sandbox: warm cache: %w", err)
