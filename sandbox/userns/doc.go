@@ -16,10 +16,14 @@
 //     (containerd.DefaultEtcFiles), with passwd, group, hosts, hostname and
 //     an empty resolv.conf generated; a new /proc and a minimal /dev;
 //     private tmpfs /tmp and HOME (/home/trio), each a quarter of the
-//     memory limit; a Go build cache at /cache, empty for each sandbox
-//     (one shared across runs would let one run's code plant build outputs
-//     in the next run's binaries; the first go test compiles the standard
-//     library, as in the containerd sandbox); the host Go
+//     memory limit; the run's own Go build cache at /cache (GOCACHE is
+//     /cache/go-build), over the trusted warm base bound read-only at
+//     /.trio/go-build: the go command reads both through Trio's cache
+//     program (GOCACHEPROG, package sandbox/internal/gocacheprog, run by
+//     the helper below), which looks in the run's cache first and puts
+//     everything there, so no command can change the base other runs
+//     read, and [Sandbox.Reset] gives an empty cache over the same base
+//     (the standard library stays compiled); the host Go
 //     module cache read-only at /go/pkg/mod; the workspace read-write at
 //     /workspace. The host's /home, /root, /run, /var and the rest of /etc
 //     are not there, so neither are ~/.ssh, ~/.config, an SSH agent socket
