@@ -567,10 +567,13 @@ func testCacheProgWorkspaceHoldsBase(t *testing.T, base string) {
 // the Worker's code (its tests, the code under the trusted tests) with
 // that cache writable. In its own commands the Worker learns the test
 // cache's keys for the trusted tests (deterministic: same toolchain, same
-// sources) and forges a passing result; during the Critic's `go test
-// ./...`, a test of its own package (m/a, which runs before m/t) writes
-// the forgery into the fresh cache, and the go command reports the
-// failing trusted test m/t as "ok (cached)".
+// sources; here by logging the cache protocol through a GOCACHEPROG of
+// its own: the IDs looked up, missed and never put) and forges a passing
+// result; during the Critic's `go test ./...`, a test of its own package
+// (m/a, which runs before m/t) writes the forgery into the fresh cache,
+// and the go command reports the failing trusted test m/t as
+// "ok (cached)". With -p 1 this is deterministic; with parallel runs m/t's
+// lookups race m/a's test (a Worker could slow m/t's build to win it).
 func testCacheProgForgeDuringCheck(t *testing.T, warm string, flags string) {
 	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 2 * time.Minute}}, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
@@ -579,25 +582,46 @@ func testCacheProgForgeDuringCheck(t *testing.T, warm string, flags string) {
 		"a/a_test.go": "package a\n\nimport (\"os\"; \"os/exec\"; \"testing\")\n\nfunc TestPlant(t *testing.T) {\n\texec.Command(\"sh\", \"-c\", \"cp -r /workspace/.payload/. $GOCACHE/ 2>/dev/null\").Run()\n\t_ = os.Getenv\n}\n",
 		// What the Worker does in its own commands: learn the keys, make
 		// the forgery, keep it in the workspace.
-		"forge.sh": `set -e
-put() { # put ACTION_HEX FILE: a cache entry for ACTION whose output is FILE
-  o=$(sha256sum "$2" | cut -c1-64); s=$(stat -c %s "$2")
-  mkdir -p /workspace/.payload/$(echo $o | cut -c1-2) /workspace/.payload/$(echo $1 | cut -c1-2)
-  cp "$2" /workspace/.payload/$(echo $o | cut -c1-2)/$o-d
-  printf 'v1 %s %s %20d %20d\n' $1 $o $s $(date +%s%N) > /workspace/.payload/$(echo $1 | cut -c1-2)/$1-a
-  cp -r /workspace/.payload/. $GOCACHE/
-}
-go test ` + flags + ` ./t >/dev/null 2>&1 || true
-id=$(GODEBUG=gocachetest=1 go test ` + flags + ` ./t 2>&1 | sed -n 's/^testcache: m\/t: test ID [0-9a-f]* => \([0-9a-f]*\)$/\1/p' | head -1)
-test -n "$id"
-printf '# test log\n' > /tmp/log && put $id /tmp/log
-key=$(GODEBUG=gocachetest=1 go test ` + flags + ` ./t 2>&1 | sed -n 's/^testcache: m\/t: test ID [0-9a-f]* => input ID [0-9a-f]* => \([0-9a-f]*\)$/\1/p' | head -1)
-test -n "$key"
-printf 'ok  \tm/t\t0.010s\n' > /tmp/out && put $key /tmp/out
-go test ` + flags + ` ./t
+		"log.sh": "tee -a /tmp/req.log | /.trio/init --trio-gocacheprog /cache/go-build /.trio/go-build | tee -a /tmp/resp.log\n",
+		"forge.py": `import base64, hashlib, json, os, subprocess, sys, time
+flags = sys.argv[1:]
+def missed():
+    # The action IDs the go command looked up, missed and never put: the
+    # test cache's, seen through a GOCACHEPROG that logs the protocol.
+    for f in ("/tmp/req.log", "/tmp/resp.log"):
+        open(f, "w").close()
+    subprocess.run(["go", "test"] + flags + ["./t"], env=dict(os.environ, GOCACHEPROG="sh /workspace/log.sh"), capture_output=True)
+    gets, puts, miss = {}, set(), set()
+    for line in open("/tmp/req.log"):
+        if line.startswith("{"):
+            r = json.loads(line)
+            if r.get("Command") == "get":
+                gets[r["ID"]] = base64.b64decode(r["ActionID"]).hex()
+            elif r.get("Command") == "put":
+                puts.add(base64.b64decode(r["ActionID"]).hex())
+    for line in open("/tmp/resp.log"):
+        r = json.loads(line)
+        if r.get("Miss") and r.get("ID") in gets:
+            miss.add(gets[r["ID"]])
+    return miss - puts
+def put(aid, data):
+    o = hashlib.sha256(data).hexdigest()
+    for root in ("/workspace/.payload", os.environ["GOCACHE"]):
+        for x in (o, aid):
+            os.makedirs(os.path.join(root, x[:2]), exist_ok=True)
+        open(os.path.join(root, o[:2], o + "-d"), "wb").write(data)
+        open(os.path.join(root, aid[:2], aid + "-a"), "w").write("v1 %s %s %20d %20d\n" % (aid, o, len(data), time.time_ns()))
+subprocess.run(["go", "test"] + flags + ["./t"], capture_output=True)
+ids = missed()
+for i in ids:
+    put(i, b"# test log\n")
+keys = missed() - ids
+for k in keys:
+    put(k, b"ok  \tm/t\t0.010s\n")
+print("ids", sorted(ids), "keys", sorted(keys), file=sys.stderr)
 `,
 	})
-	res := run(t, sb, "sh", "forge.sh")
+	res := run(t, sb, "sh", "-c", "python3 forge.py "+flags+" && go test "+flags+" ./t")
 	if !strings.Contains(res.Stdout, "(cached)") {
 		t.Fatalf("the Worker could not forge the result in its own cache (the attack's premise): %+v", res)
 	}
