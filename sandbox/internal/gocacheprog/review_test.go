@@ -16,8 +16,11 @@ import (
 	"time"
 )
 
+// serveTimeout bounds each serve call.
+var serveTimeout = 5 * time.Second
+
 // serve runs Serve over the request lines and returns its responses and
-// error; it fails the test if Serve takes longer than a few seconds.
+// error; it fails the test if Serve takes longer than serveTimeout.
 func serve(t *testing.T, input string, dir string, bases ...string) ([]response, error) {
 	t.Helper()
 	var out bytes.Buffer
@@ -35,8 +38,8 @@ func serve(t *testing.T, input string, dir string, bases ...string) ([]response,
 			rs = append(rs, r)
 		}
 		return rs, err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Serve did not answer within 5s (input %.200q)", input)
+	case <-time.After(serveTimeout):
+		t.Fatalf("Serve did not answer within %v (input %.200q)", serveTimeout, input)
 		return nil, nil
 	}
 }
@@ -198,6 +201,8 @@ func TestReviewGetSymlinkedOutput(t *testing.T) {
 // GOCACHE would not. Measured, not asserted.
 func TestReviewPutMemory(t *testing.T) {
 	const size = 32 << 20
+	defer func(d time.Duration) { serveTimeout = d }(serveTimeout)
+	serveTimeout = time.Minute
 	dir := t.TempDir()
 	body := bytes.Repeat([]byte{'x'}, size)
 	in := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":%d}`, b64s(id(1)), b64s(id(2)), size) +
