@@ -38,6 +38,10 @@ type checkRun struct {
 // failure, cancelled context, unreadable workspace); a failing check is
 // never an error.
 func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error) {
+	// Every command of a check builds and runs from the trusted caches
+	// only (sandbox.Command's Check): the Worker's code runs inside the
+	// checks too, and must not feed them compiled packages or results.
+	ctx = tools.WithCheck(ctx)
 	// The tests run as the Critic wrote them: whatever changed them since
 	// the last check (or before a resume) is undone first and reported.
 	if _, err := c.RestoreSuite(); err != nil {

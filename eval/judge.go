@@ -42,7 +42,7 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 		return Hidden{}, err
 	}
 	defer sb.Close()
-	res, err := sb.Exec(ctx, sandbox.Command{Argv: t.HiddenCommand, Timeout: t.HiddenTimeout})
+	res, err := sb.Exec(ctx, sandbox.Command{Argv: t.HiddenCommand, Timeout: t.HiddenTimeout, Check: true})
 	if err != nil {
 		return Hidden{}, err
 	}

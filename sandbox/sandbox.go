@@ -61,6 +61,14 @@ type Command struct {
 	Env []string
 	// Timeout overrides Limits.Timeout when positive.
 	Timeout time.Duration
+	// Check marks one of the Critic's checks: nothing any command wrote
+	// into a build cache, this command's own processes included, may
+	// change what it builds or runs. The Worker's code runs inside a check
+	// (its tests do), and could otherwise plant a compiled package or a
+	// passing test result for a package the check builds after it. The
+	// isolating kinds give a check CheckEnv's build caches; local ignores
+	// it.
+	Check bool
 }
 
 // Limits bound what one run's commands may use.

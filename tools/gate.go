@@ -76,6 +76,22 @@ func WithCallerRole(ctx context.Context, role string) context.Context {
 	return context.WithValue(ctx, callerRoleKey{}, role)
 }
 
+type checkKey struct{}
+
+// WithCheck returns a copy of ctx under which every command the
+// workspace's tools run is one of the Critic's checks (sandbox.Command's
+// Check): what it builds and runs must not depend on anything a command
+// wrote into a build cache.
+func WithCheck(ctx context.Context) context.Context {
+	return context.WithValue(ctx, checkKey{}, true)
+}
+
+// IsCheck reports whether ctx came from WithCheck.
+func IsCheck(ctx context.Context) bool {
+	on, _ := ctx.Value(checkKey{}).(bool)
+	return on
+}
+
 // CallerRole is the role WithCallerRole put in ctx, or "".
 func CallerRole(ctx context.Context) string {
 	role, _ := ctx.Value(callerRoleKey{}).(string)

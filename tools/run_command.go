@@ -114,7 +114,7 @@ func (ws *Workspace) run(ctx context.Context, argv []string, dir string, timeout
 	if dir == "." {
 		dir = ""
 	}
-	sr, err := ws.Sandbox.Exec(ctx, sandbox.Command{Argv: argv, Dir: dir, Timeout: ws.timeout(timeout)})
+	sr, err := ws.Sandbox.Exec(ctx, sandbox.Command{Argv: argv, Dir: dir, Timeout: ws.timeout(timeout), Check: IsCheck(ctx)})
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("sandbox: %w", err)
 	}

@@ -196,6 +196,10 @@ func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
 		}
 		c.StateDir = filepath.Join(base, "trio-sandbox")
 	}
+	if err := sandbox.OutsideWorkspace(c.Workspace, sandbox.Folder{Name: "warm build cache (WarmCache, $TRIO_WARM_CACHE)", Path: c.WarmCache},
+		sandbox.Folder{Name: "Go module cache (ModCache)", Path: c.ModCache}, sandbox.Folder{Name: "state folder (StateDir)", Path: c.StateDir}); err != nil {
+		return c, addrFrom, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	return c, addrFrom, nil
 }
 

@@ -663,9 +663,22 @@ func (s *Sandbox) startRunc(cmd sandbox.Command, cwd string, stdout, stderr *san
 func (s *Sandbox) processSpec(cmd sandbox.Command, cwd string) *specs.Process {
 	spec := *s.baseProcess()
 	spec.Args = cmd.Argv
-	spec.Env = sandbox.MergeEnv(s.env, cmd.Env)
+	spec.Env = s.commandEnv(cmd)
 	spec.Cwd = cwd
 	return &spec
+}
+
+// commandEnv is cmd's environment: the sandbox's, cmd's own and, for a
+// check, sandbox.CheckEnv's Python setting. The go command's cache stays
+// the run's overlay, which a check's own processes can write: the cache
+// program that keeps them out in the userns kind would have to run from
+// trio's executable, which commands here may not read.
+func (s *Sandbox) commandEnv(cmd sandbox.Command) []string {
+	env := sandbox.MergeEnv(s.env, cmd.Env)
+	if cmd.Check {
+		env = sandbox.MergeEnv(env, sandbox.CheckEnv(""))
+	}
+	return env
 }
 
 func waitIO(io cio.IO, grace time.Duration) {

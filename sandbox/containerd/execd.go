@@ -230,7 +230,7 @@ func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sa
 		unix.Close(outW)
 		return fail(err)
 	}
-	req := execd.Request{Argv: cmd.Argv, Env: sandbox.MergeEnv(s.env, cmd.Env), Dir: cwd, UID: s.uid, GID: s.gid}
+	req := execd.Request{Argv: cmd.Argv, Env: s.commandEnv(cmd), Dir: cwd, UID: s.uid, GID: s.gid}
 	// The server answers at once (a fork); a server that does not is
 	// wedged, and waiting longer would outlast every timeout.
 	c.SetDeadline(time.Now().Add(startTimeout))

@@ -50,3 +50,13 @@ echo done`)
 		t.Fatal(err)
 	}
 }
+
+// A check command (sandbox.Command.Check, the Critic's) never loads Python
+// bytecode planted in the workspace (see sandboxtest.CheckCaches; the go
+// command's cache is the run's overlay here).
+func TestCheckIgnoresPlantedBytecode(t *testing.T) {
+	ws := t.TempDir()
+	sandboxtest.WriteFiles(t, ws, sandboxtest.CheckModule)
+	sb := newSandbox(t, Config{Workspace: ws})
+	sandboxtest.CheckCaches(t, sb, false)
+}

@@ -119,6 +119,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.PathRules == nil {
 		c.PathRules = func(string) sandbox.Access { return sandbox.Writable }
 	}
+	if err := sandbox.OutsideWorkspace(c.Workspace, sandbox.Folder{Name: "warm build cache (WarmCache, $TRIO_WARM_CACHE)", Path: c.WarmCache},
+		sandbox.Folder{Name: "Go module cache (ModCache)", Path: c.ModCache}, sandbox.Folder{Name: "state folder (StateDir, $TMPDIR)", Path: c.StateDir}); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	bw, err := bwrapPath(c.Bwrap)
 	if err != nil {
 		return c, err

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -552,7 +553,10 @@ func testCacheProgWorkspaceHoldsBase(t *testing.T, base string) {
 	before := fullState(t, mine)
 	sb, err := userns.New(context.Background(), userns.Config{Workspace: home, WarmCache: warm, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
 	if err != nil {
-		t.Logf("New refuses a workspace holding the warm cache: %v", err)
+		// The fix: New refuses, naming the folder.
+		if !errors.Is(err, userns.ErrConfig) || !strings.Contains(err.Error(), "warm build cache") {
+			t.Errorf("New with the workspace holding the warm cache: %v, want an ErrConfig naming the warm build cache", err)
+		}
 		return
 	}
 	defer sb.Close()
@@ -571,9 +575,11 @@ func testCacheProgWorkspaceHoldsBase(t *testing.T, base string) {
 // its own: the IDs looked up, missed and never put) and forges a passing
 // result; during the Critic's `go test ./...`, a test of its own package
 // (m/a, which runs before m/t) writes the forgery into the fresh cache,
-// and the go command reports the failing trusted test m/t as
-// "ok (cached)". With -p 1 this is deterministic; with parallel runs m/t's
-// lookups race m/a's test (a Worker could slow m/t's build to win it).
+// and the go command reported the failing trusted test m/t as
+// "ok (cached)" (with -p 1 deterministically; with parallel runs m/t's
+// lookups race m/a's test). A check's go command now reads only the
+// trusted base and stores nothing (sandbox.CheckEnv), so what its own
+// processes write is never read back.
 func testCacheProgForgeDuringCheck(t *testing.T, warm string, flags string) {
 	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 2 * time.Minute}}, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
@@ -628,8 +634,11 @@ print("ids", sorted(ids), "keys", sorted(keys), file=sys.stderr)
 	if err := sb.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// The Critic's check.
-	res = run(t, sb, "sh", "-c", "go test "+flags+" ./...")
+	// The Critic's check, as the Critic runs it (sandbox.Command.Check).
+	res, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"sh", "-c", "go test " + flags + " ./..."}, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res.ExitCode == 0 || !strings.Contains(res.Stdout, "TRUSTED TEST FAILED") {
 		t.Errorf("the Critic's `go test %s ./...` after Reset passed a failing trusted test, from a result the Worker's code wrote during the check:\n%s%s", flags, res.Stdout, res.Stderr)
 	}

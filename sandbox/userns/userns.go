@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
 	"github.com/trioagent/trio/sandbox/userns/internal/confine"
 )
 
@@ -127,7 +128,7 @@ func commandEnv(cfg Config, warm bool) []string {
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
 		"GOTELEMETRY=off", "TMPDIR=/tmp"}
 	if warm {
-		extra = append(extra, "GOCACHEPROG="+strings.Join([]string{confine.Path, confine.CacheProgFlag, CacheDir + "/go-build", baseCacheDir}, " "))
+		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(confine.Path, CacheDir+"/go-build", baseCacheDir))
 	}
 	if cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+ModCacheDir)
@@ -539,6 +540,15 @@ func (s *Sandbox) diskUsedBefore() int64 {
 
 func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
 
+// bases are the trusted build caches commands see: the warm base, when
+// there is one.
+func (s *Sandbox) bases() []string {
+	if s.warmBase == "" {
+		return nil
+	}
+	return []string{baseCacheDir}
+}
+
 // baseCacheDir is where commands see the trusted base of the Go build
 // cache, read-only: outside every folder Landlock lets them write, on a
 // read-only bind, beside the helper the go command starts as its cache
@@ -570,7 +580,11 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 		return nil, fmt.Errorf("userns sandbox: %w", err)
 	}
 	args := append(append([]string(nil), s.base...), s.layoutArgs(layout)...)
-	for _, kv := range sandbox.MergeEnv(s.env, cmd.Env) {
+	env := sandbox.MergeEnv(s.env, cmd.Env)
+	if cmd.Check {
+		env = sandbox.MergeEnv(env, sandbox.CheckEnv(confine.Path, s.bases()...))
+	}
+	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}

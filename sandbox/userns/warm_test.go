@@ -62,6 +62,7 @@ echo forged > /cache/go-build/forged && echo wrote-own`)
 		t.Fatal(err)
 	}
 	testResetRenewsTheCache(t, warm)
+	testCheckBuildsFromTheBase(t, warm)
 }
 
 // After Reset (which the agent calls before the Critic's checks), the
@@ -94,4 +95,12 @@ func testResetRenewsTheCache(t *testing.T, warm string) {
 	if res.ExitCode != 0 || res.DiskExceeded {
 		t.Fatalf("after Reset the removed cache still counts against the disk limit: %+v", res)
 	}
+}
+
+// A check command (sandbox.Command.Check, the Critic's) builds only from
+// the warm base: nothing an earlier command or the check's own processes
+// stored is read back (see sandboxtest.CheckCaches).
+func testCheckBuildsFromTheBase(t *testing.T, warm string) {
+	sb, _ := open(t, userns.Config{WarmCache: warm}, sandboxtest.CheckModule)
+	sandboxtest.CheckCaches(t, sb, true)
 }

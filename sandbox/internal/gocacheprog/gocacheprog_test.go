@@ -93,7 +93,7 @@ func TestBadRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{`"KnownCommands":["get","put","close"]`, `{"ID":1,"Err":"unknown command \"frob\""}`,
-		`{"ID":2,"Err":"get without an action ID"}`, `{"ID":3,"Err":"put needs 32-byte action and output IDs"}`,
+		`{"ID":2,"Err":"get needs a 32-byte action ID"}`, `{"ID":3,"Err":"put needs 32-byte action and output IDs"}`,
 		`{"ID":4,"Miss":true}`, `{"ID":5}`}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != len(want) {

@@ -30,12 +30,6 @@ const (
 	Flag = "--trio-userns-init"
 )
 
-// CacheProgFlag turns a process started at Path into the go command's
-// cache program (GOCACHEPROG="Path CacheProgFlag DIR BASE"): builds read
-// the trusted base BASE, mounted read-only, and write DIR, the run's own
-// cache (see package gocacheprog).
-const CacheProgFlag = "--trio-gocacheprog"
-
 // ExitCode is the helper's exit status when it could not confine the
 // command; with Marker at the start of stderr it is a sandbox failure, not
 // the command's.
@@ -73,13 +67,9 @@ func init() {
 	if len(os.Args) > 3 && os.Args[0] == Path && os.Args[1] == Flag {
 		os.Exit(runInit(os.Args[2], os.Args[3:]))
 	}
-	if len(os.Args) == 4 && os.Args[0] == Path && os.Args[1] == CacheProgFlag {
-		if err := gocacheprog.Serve(os.Stdin, os.Stdout, os.Args[2], os.Args[3]); err != nil {
-			fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	// The go command's cache program (GOCACHEPROG), started by go
+	// inside the sandbox with gocacheprog.Prog's command line.
+	gocacheprog.Main(Path)
 }
 
 // runInit confines this process (Landlock over all its threads, then

@@ -1,0 +1,68 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+
+	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
+)
+
+// CheckEnv is the environment a check command (Command.Check) gets on top
+// of the sandbox's. Python looks for compiled bytecode under a path where
+// no file can exist, so .pyc files planted in the workspace's __pycache__
+// folders, or written while the check runs, are never loaded. With a
+// helper (the kind's own executable, which commands may run), the go
+// command's build cache is the helper's cache program reading only the
+// trusted bases and what this go command stored itself, checked against
+// its content's hash (see package gocacheprog), and GOCACHE, which go
+// still keeps for fuzzing, is a new folder of /tmp with a name no earlier
+// command could guess. Without one the go command's cache is the kind's
+// usual one.
+func CheckEnv(helper string, bases ...string) []string {
+	env := []string{"PYTHONPYCACHEPREFIX=/dev/null/trio-check"}
+	if helper == "" {
+		return env
+	}
+	b := make([]byte, 16)
+	rand.Read(b)
+	return append(env, "GOCACHE=/tmp/.trio-check-"+hex.EncodeToString(b),
+		"GOCACHEPROG="+gocacheprog.Prog(helper, "", bases...))
+}
+
+// Folder is a host folder a sandbox uses beside the workspace, by the name
+// an error gives it.
+type Folder struct{ Name, Path string }
+
+// OutsideWorkspace returns an error naming the first folder that is the
+// workspace or inside it ("" and "none" paths are skipped): a command could
+// change it through the workspace, whatever the sandbox binds read-only or
+// keeps apart (the warm build cache other runs read, the module cache, the
+// sandbox's own state). Paths are compared with symlinks resolved.
+func OutsideWorkspace(workspace string, folders ...Folder) error {
+	ws := resolved(workspace)
+	for _, f := range folders {
+		if f.Path == "" || f.Path == "none" {
+			continue
+		}
+		rel, err := filepath.Rel(ws, resolved(f.Path))
+		if err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return fmt.Errorf("the workspace %s holds the %s %s, which commands could then change: "+
+				"choose a project folder for the workspace, or move the %s", workspace, f.Name, f.Path, f.Name)
+		}
+	}
+	return nil
+}
+
+// resolved is p absolute with symlinks resolved as far as it exists.
+func resolved(p string) string {
+	p, _ = filepath.Abs(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if dir, base := filepath.Split(p); dir != p && base != "" {
+		return filepath.Join(resolved(filepath.Clean(dir)), base)
+	}
+	return p
+}
