@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/userns"
@@ -155,13 +156,5 @@ func rulesOf(p *policy.Policy) sandbox.PathRules {
 // writeTree makes files (slash paths relative to dir) with their content.
 func writeTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sandboxtest.WriteFiles(t, dir, files)
 }
