@@ -296,6 +296,15 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 	if histCut > 0 {
 		healed = append(healed, fmt.Sprintf("%s: cut %s after the %d messages the checkpoint covers (written after it, or torn)", HistoryFile, byteSize(histCut), st.HistoryLen))
 	}
+	// A write the kill interrupted left its temporary file; the write
+	// itself runs again from the record of calls.
+	removed, err := tools.RemoveInterruptedWrites(st.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("agent: workspace: %w", err)
+	}
+	if len(removed) > 0 {
+		healed = append(healed, fmt.Sprintf("workspace: removed %s of writes the interruption cut short: %s", plural(len(removed), "temporary file", "temporary files"), strings.Join(removed, ", ")))
+	}
 	return a.execute(ctx, runDir, st, true, choice, healed)
 }
 

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/trioagent/trio/policy"
@@ -90,7 +92,7 @@ func (ws *Workspace) writeAtomic(rel string, data []byte) (created bool, err err
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := "." + base + ".trio-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	tmp := "." + base + tmpMark + hex.EncodeToString(rnd[:]) + tmpSuffix
 	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return false, err
@@ -145,4 +147,45 @@ func sizeText(n int64) string {
 		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/(1<<10), n)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// A write's temporary file is "." + name + tmpMark + 12 hex digits +
+// tmpSuffix, beside the file it replaces.
+const (
+	tmpMark   = ".trio-"
+	tmpSuffix = ".tmp"
+)
+
+// isWriteTemp reports whether name is a write's temporary file.
+func isWriteTemp(name string) bool {
+	rest, ok := strings.CutSuffix(name, tmpSuffix)
+	i := strings.LastIndex(rest, tmpMark)
+	if !ok || !strings.HasPrefix(name, ".") || i < 1 || len(rest)-i-len(tmpMark) != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(rest[i+len(tmpMark):])
+	return err == nil
+}
+
+// RemoveInterruptedWrites removes, under root, the temporary files of
+// writes that never finished (trio was killed between creating one and
+// renaming it into place), and returns their paths relative to root. They
+// are trio's own, never the project's: left there, the Critic would count
+// them as stray files. Symlinks are not followed.
+func RemoveInterruptedWrites(root string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable folder holds none of ours
+		}
+		if d.Type().IsRegular() && isWriteTemp(d.Name()) {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			removed = append(removed, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return removed, err
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,9 +274,19 @@ func TestMissingCallsRecord(t *testing.T) {
 	if r.code != exitConfig || !strings.Contains(r.stderr, "calls.jsonl is missing and the checkpoint has a pending Worker reply with 3 tool calls") {
 		t.Fatalf("resume without calls.jsonl: exit %d\n%s", r.code, r.stderr)
 	}
-	// An empty record says: run them again.
+	// An empty record says: run them again. The kill can land inside a
+	// write, between its temporary file and the rename (made certain
+	// here): the resume removes that file, or the Critic would count it
+	// as a stray file and fail the check.
 	os.WriteFile(filepath.Join(runDir, agent.CallsFile), nil, 0o644)
+	cut := filepath.Join(dir, "ws", ".a.txt.trio-0123456789ab.tmp")
+	if err := os.WriteFile(cut, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if r := trio(t, dir, env, "resume", "--quiet", runDir); r.code != exitOK {
 		t.Fatalf("resume with an empty calls.jsonl: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(cut); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the interrupted write's temporary file is still there: %v", err)
 	}
 }
