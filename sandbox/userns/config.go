@@ -57,9 +57,10 @@ type Config struct {
 	StateDir string
 	// WarmCache is the folder of Trio's trusted caches: per toolchain, a
 	// Go build cache with the standard packages small projects use
-	// compiled (built once, in a sandbox of its own), which every sandbox
-	// gets a private copy of. Default sandbox.DefaultWarmCache(); "none"
-	// starts every sandbox with an empty build cache.
+	// compiled (built once, in a sandbox of its own), which every command
+	// reads, read-only, under its own cache (see Sandbox.Reset). Default
+	// sandbox.DefaultWarmCache(); "none" starts every sandbox with an
+	// empty build cache.
 	WarmCache string
 	// Progress, when set, is told about slow steps (building the warm
 	// cache) as they start and end.

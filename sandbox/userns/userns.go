@@ -528,9 +528,8 @@ func (s *Sandbox) diskUsedAfter() int64 {
 
 // diskUsedBefore is diskUsed before a command: the workspace measured now
 // (the host's file tools write there between commands), the build cache
-// as the last command left it, when that is known. The cache is the
-// larger walk (it holds the seeded warm cache), and this halves the walks
-// of a short command.
+// as the last command left it, when that is known: only commands write
+// there, and this halves the walks of a short command.
 func (s *Sandbox) diskUsedBefore() int64 {
 	if s.cacheUsed < 0 || s.started() || len(s.kept) > 0 {
 		return s.diskUsed()
