@@ -1,6 +1,8 @@
 package containerd
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,4 +61,15 @@ func TestCheckIgnoresPlantedBytecode(t *testing.T) {
 	sandboxtest.WriteFiles(t, ws, sandboxtest.CheckModule)
 	sb := newSandbox(t, Config{Workspace: ws})
 	sandboxtest.CheckCaches(t, sb, false)
+}
+
+// A workspace holding the warm cache (Workspace = $HOME, the default
+// ~/.cache/trio) would let commands change the base through /workspace:
+// New refuses before it reaches containerd.
+func TestWorkspaceMayNotHoldTheWarmCache(t *testing.T) {
+	home := t.TempDir()
+	_, err := New(context.Background(), Config{Workspace: home, WarmCache: filepath.Join(home, ".cache", "trio"), Address: filepath.Join(home, "no.sock")})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "warm build cache") {
+		t.Fatalf("New: %v, want an ErrConfig naming the warm build cache", err)
+	}
 }
