@@ -52,6 +52,17 @@ func MergeEnv(base, extra []string) []string {
 	return out
 }
 
+// EnvValue is key's value in env (the last one wins, as in MergeEnv), ""
+// when it is not there.
+func EnvValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
 // hostGoPath is the host's GOPATH: $GOPATH, else ~/go; "" when unknown.
 func hostGoPath() string {
 	if v := os.Getenv("GOPATH"); v != "" {

@@ -138,7 +138,7 @@ func (l *Local) run(ctx context.Context, cmd Command, wd string, timeout time.Du
 	// Resolve the program with the sandbox's PATH, not the host's.
 	path := cmd.Argv[0]
 	if !strings.Contains(path, "/") {
-		p, err := lookPath(path, envValue(env, "PATH"))
+		p, err := lookPath(path, EnvValue(env, "PATH"))
 		if err != nil {
 			return notRunnable(stderr, cmd.Argv[0], err), nil
 		}
@@ -284,13 +284,4 @@ func lookPath(prog, path string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%q not found in PATH: %w", prog, exec.ErrNotFound)
-}
-
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }

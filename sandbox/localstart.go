@@ -72,7 +72,7 @@ func startProcess(argv []string, wd string, env []string, limit int, l *Local) (
 	var err error
 	path := argv[0]
 	if !strings.Contains(path, "/") {
-		if path, err = lookPath(path, envValue(env, "PATH")); err != nil {
+		if path, err = lookPath(path, EnvValue(env, "PATH")); err != nil {
 			return nil, fmt.Errorf("start: %w", err)
 		}
 	} else if !filepath.IsAbs(path) {

@@ -61,12 +61,14 @@ type Command struct {
 	Env []string
 	// Timeout overrides Limits.Timeout when positive.
 	Timeout time.Duration
-	// Check marks one of the Critic's checks: nothing any command wrote
-	// into a build cache, this command's own processes included, may
+	// Check marks one of the Critic's checks: nothing the Worker's code
+	// wrote into a build cache, in an earlier command or in this one, may
 	// change what it builds or runs. The Worker's code runs inside a check
 	// (its tests do), and could otherwise plant a compiled package or a
 	// passing test result for a package the check builds after it. The
-	// isolating kinds give a check CheckEnv's build caches; local ignores
+	// isolating kinds give a check CheckEnv's build caches; userns also
+	// lets it read the builds and test results of trusted builds (see
+	// TrustedGo), whose test binaries could not write them. Local ignores
 	// it.
 	Check bool
 }

@@ -17,8 +17,9 @@
 //     an empty resolv.conf generated; a new /proc and a minimal /dev;
 //     private tmpfs /tmp and HOME (/home/trio), each a quarter of the
 //     memory limit; the run's own Go build cache at /cache (GOCACHE is
-//     /cache/go-build), over the trusted warm base bound read-only at
-//     /.trio/go-build: the go command reads both through Trio's cache
+//     /cache/go-build), over the run's trusted builds bound read-only at
+//     /.trio/trusted and the trusted warm base bound read-only at
+//     /.trio/go-build: the go command reads all three through Trio's cache
 //     program (GOCACHEPROG, package sandbox/internal/gocacheprog, run by
 //     the helper below), which looks in the run's cache first and puts
 //     everything there, so no command can change the base other runs
@@ -48,6 +49,29 @@
 //   - an environment from an allow-list (sandbox.BaseEnv plus the Go
 //     settings for the folders above), never the host's. bwrap itself runs
 //     with an empty environment.
+//
+// # Trusted builds
+//
+// A go test, go vet or go build run as its own argv with only the flags
+// sandbox.TrustedGo knows, no environment of its own and no started
+// process alive, is a trusted build. Its cache program writes the trusted
+// builds (/.trio/trusted, bound writable for this command only) instead
+// of the run's cache, and reads only them and the base. The go command,
+// its compilers, its linker and vet run as the command; the programs it
+// builds and runs (test binaries) go through -exec=/.trio/nest, the helper
+// again, which puts them in a Landlock domain nested in the command's:
+// they may write only a /tmp folder of their own, HOME, /dev and the
+// folder they were linked in (go test's test log), so they cannot write
+// the workspace, the trusted builds or the go command's work folder, and
+// Landlock keeps them from ptracing or signalling the go command or
+// opening its descriptors in /proc. So the trusted builds hold what the
+// toolchain compiled from the workspace's sources and the results of the
+// tests as they ran, and the Critic's checks reuse them (the compiled
+// packages and the cached test results) through Reset, where they may
+// read nothing an ordinary command wrote. Tests in a trusted build cannot
+// write the workspace: they write into t.TempDir(). A test binary can
+// still lie about its own result (it is the Worker's code); it cannot
+// make the go command record a result for another binary.
 //
 // # How Landlock gets inside
 //

@@ -53,6 +53,6 @@ func (s *Sandbox) Reset(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(dir, "go-build"), 0o755); err != nil {
 		return fmt.Errorf("userns sandbox: reset the cache: %w", err)
 	}
-	s.cacheUsed = usage(dir)
+	s.cacheUsed = s.cachesUsage()
 	return nil
 }

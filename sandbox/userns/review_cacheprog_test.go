@@ -270,7 +270,10 @@ func testCacheProgGoWorks(t *testing.T, warm string) {
 	check("run", "hello", "go", "run", "./cmd/x")
 	check("run again", "hello", "go", "run", "./cmd/x")
 	check("cover", "coverage:", "go", "test", "-cover", "./...")
-	check("list -export", "/cache/go-build/", "go", "list", "-export", "-f", "{{.Export}}", "m")
+	// go build above was a trusted build (sandbox.TrustedGo): m is among
+	// the trusted builds; an ordinary command's build goes to its cache.
+	check("list -export", "/.trio/trusted/", "go", "list", "-export", "-f", "{{.Export}}", "m")
+	check("list -export, ordinary", "/cache/go-build/", "sh", "-c", "echo 'package m\n\nfunc Two() int { return 2 }' > two.go && go list -export -f {{.Export}} m")
 	check("clean -cache, then std still compiled", "false", "sh", "-c", "go clean -cache && go list -f '{{.Stale}}' fmt")
 	check("test after clean", "ok", "go", "test", "./...")
 	check("two builds at once", "both", "sh", "-c", "go build -a -o /dev/null ./cmd/x & go build -a -o /dev/null ./cmd/x & wait && go test -count=1 ./... && echo both")

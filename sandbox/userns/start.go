@@ -72,7 +72,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 		}
 		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(lim.Disk - used)})
 	}
-	args, err := s.bwrapArgs(cmd, wd, layout, spec)
+	args, err := s.bwrapArgs(cmd, wd, layout, spec, false)
 	if err != nil {
 		return fail(err)
 	}

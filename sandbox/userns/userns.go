@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	s.env = commandEnv(cfg, s.warmBase != "")
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
-		s.cacheUsed = usage(s.cacheDir())
+		s.cacheUsed = s.cachesUsage()
 		s.diskBase = usage(cfg.Workspace) + s.cacheUsed
 	}
 	return s, nil
@@ -123,12 +123,13 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 // sandbox.BaseEnv), with the Go and Python settings for this sandbox's
 // folders; without network, module and package downloads are off so that
 // they fail fast. With a warm base, the go command's cache is Trio's cache
-// program over GOCACHE and the read-only base (see seedCache).
+// program over GOCACHE, the read-only trusted builds and the read-only
+// base (see seedCache and trusted).
 func commandEnv(cfg Config, warm bool) []string {
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
 		"GOTELEMETRY=off", "TMPDIR=/tmp"}
 	if warm {
-		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(confine.Path, CacheDir+"/go-build", baseCacheDir))
+		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(confine.Path, CacheDir+"/go-build", trustedCacheDir, baseCacheDir))
 	}
 	if cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+ModCacheDir)
@@ -247,7 +248,7 @@ func (s *Sandbox) baseArgs() []string {
 		"--bind", filepath.Join(s.stateDir, "cache"), CacheDir,
 	)
 	if s.warmBase != "" {
-		a = append(a, "--ro-bind", s.warmBase, baseCacheDir)
+		a = append(a, "--ro-bind", s.warmBase, baseCacheDir, "--ro-bind", s.trustedDir(), trustedCacheDir)
 	}
 	if s.cfg.ModCache != "none" {
 		a = append(a, "--ro-bind", s.cfg.ModCache, ModCacheDir)
@@ -452,7 +453,7 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 		timeout = s.cfg.Limits.Timeout
 	}
 	start := time.Now()
-	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr)
+	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr, s.trusted(cmd))
 	// What the command made that the rules hide goes (a fresh .git).
 	removed, rerr := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.PathRules, layout)
 	sandbox.NoteRemoved(stderr, removed)
@@ -498,7 +499,7 @@ func (s *Sandbox) diskUsed() int64 {
 	s.diskMu.Lock()
 	base, kept := s.diskBase, s.kept
 	s.diskMu.Unlock()
-	return usage(s.cfg.Workspace) + usage(s.cacheDir()) + keptUsage(kept) - base
+	return usage(s.cfg.Workspace) + s.cachesUsage() + keptUsage(kept) - base
 }
 
 // keptUsage is what the caches Reset replaced while a started process
@@ -522,7 +523,7 @@ func (s *Sandbox) started() bool {
 // diskUsedAfter is diskUsed once a command's processes are gone; it
 // keeps the build cache's figure for diskUsedBefore.
 func (s *Sandbox) diskUsedAfter() int64 {
-	s.cacheUsed = usage(s.cacheDir())
+	s.cacheUsed = s.cachesUsage()
 	return usage(s.cfg.Workspace) + s.cacheUsed + keptUsage(s.kept) - s.diskBase
 }
 
@@ -539,14 +540,25 @@ func (s *Sandbox) diskUsedBefore() int64 {
 
 func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
 
-// bases are the trusted build caches commands see: the warm base, when
-// there is one.
+// cachesUsage is what the build caches hold: the run's own and the
+// trusted builds.
+func (s *Sandbox) cachesUsage() int64 { return usage(s.cacheDir()) + usage(s.trustedDir()) }
+
+// bases are the trusted build caches commands see: the trusted builds
+// and the warm base, when there is one.
 func (s *Sandbox) bases() []string {
 	if s.warmBase == "" {
 		return nil
 	}
-	return []string{baseCacheDir}
+	return []string{trustedCacheDir, baseCacheDir}
 }
+
+func (s *Sandbox) trustedDir() string { return filepath.Join(s.stateDir, "trusted") }
+
+// trustedCacheDir is where commands see the trusted builds (see
+// trusted): read-only, as the base, except to a trusted build's cache
+// program.
+const trustedCacheDir = "/.trio/trusted"
 
 // baseCacheDir is where commands see the trusted base of the Go build
 // cache, read-only: outside every folder Landlock lets them write, on a
@@ -571,16 +583,42 @@ func (s *Sandbox) confineSpec() confine.Spec {
 	return spec
 }
 
+// trusted reports whether cmd runs as a trusted build (see
+// sandbox.TrustedGo): with a cache program to serve the trusted builds,
+// Landlock to confine the test binaries, no environment of cmd's own
+// (GOFLAGS could name a -toolexec program) and no started process, which
+// could change a source file between the go command hashing it and the
+// compiler reading it. Exec calls are serialised and no process of an
+// earlier command is alive, so the toolchain and the test binaries it runs
+// are the only processes while it runs.
+func (s *Sandbox) trusted(cmd sandbox.Command) bool {
+	return s.warmBase != "" && s.abi > 0 && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv)
+}
+
 // bwrapArgs are bwrap's arguments for cmd in wd with layout's path rules,
-// the helper confining it by spec.
-func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec) ([]string, error) {
+// the helper confining it by spec. A trusted build gets the trusted
+// builds writable through its cache program, and runs the programs it
+// builds through the helper's nested confinement (confine.NestPath).
+func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec, trusted bool) ([]string, error) {
+	if trusted {
+		spec.Writable = append(spec.Writable[:len(spec.Writable):len(spec.Writable)], trustedCacheDir)
+	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("userns sandbox: %w", err)
 	}
 	args := append(append([]string(nil), s.base...), s.layoutArgs(layout)...)
 	env := sandbox.MergeEnv(s.env, cmd.Env)
-	if cmd.Check {
+	switch {
+	case trusted:
+		args = append(args, "--bind", s.trustedDir(), trustedCacheDir)
+		env = sandbox.MergeEnv(env, []string{"GOCACHE=/tmp/.trio-gocache",
+			"GOCACHEPROG=" + gocacheprog.Prog(confine.Path, trustedCacheDir, baseCacheDir),
+			"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(env, "GOFLAGS")+" -exec="+confine.NestPath)})
+		if cmd.Check {
+			env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode
+		}
+	case cmd.Check:
 		env = sandbox.MergeEnv(env, sandbox.CheckEnv(confine.Path, s.bases()...))
 	}
 	for _, kv := range env {
@@ -589,6 +627,7 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 	}
 	args = append(args,
 		"--ro-bind-fd", strconv.Itoa(fdExe), confine.Path,
+		"--symlink", confine.Path, confine.NestPath,
 		"--seccomp", strconv.Itoa(fdSeccomp),
 		"--info-fd", strconv.Itoa(fdInfo),
 		"--chdir", wd,
@@ -640,7 +679,7 @@ func (s *Sandbox) startBwrap(args []string, stdin, stdout, stderr, ready *os.Fil
 	return c, infoR, nil
 }
 
-func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer, trusted bool) (sandbox.Result, error) {
 	lim := s.cfg.Limits
 	spec := s.confineSpec()
 	if lim.Disk > 0 {
@@ -650,7 +689,7 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		s.cacheUsed = -1 // until measured after this command
 		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(left)})
 	}
-	args, err := s.bwrapArgs(cmd, wd, layout, spec)
+	args, err := s.bwrapArgs(cmd, wd, layout, spec, trusted)
 	if err != nil {
 		return sandbox.Result{}, err
 	}
@@ -748,8 +787,7 @@ wait:
 		// and a program that ignores SIGXFSZ (Python) exits normally.
 		if overDisk || code == 128+int(syscall.SIGXFSZ) || used >= lim.Disk {
 			res.DiskExceeded = true
-			fmt.Fprintf(stderr, "\ntrio: disk limit of %s exceeded: the run's files (workspace growth and build cache) "+
-				"may take no more; delete files to go on\n", formatBytes(lim.Disk))
+			s.noteDisk(stderr)
 			if res.ExitCode == 0 {
 				res.ExitCode = 128 + int(syscall.SIGXFSZ)
 			}
@@ -765,6 +803,12 @@ wait:
 		return res, fmt.Errorf("userns sandbox: %s", tail(stderr.String()))
 	}
 	return res, nil
+}
+
+// noteDisk tells a command's stderr that it was stopped at the disk limit.
+func (s *Sandbox) noteDisk(stderr io.Writer) {
+	fmt.Fprintf(stderr, "\ntrio: disk limit of %s exceeded: the run's files (workspace growth and build cache) "+
+		"may take no more; delete files to go on\n", formatBytes(s.cfg.Limits.Disk))
 }
 
 func closeAll(fs ...*os.File) {

@@ -46,6 +46,9 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 			return fmt.Errorf("userns sandbox: warm cache: %w", err)
 		}
 	}
+	if err := os.Mkdir(s.trustedDir(), 0o755); err != nil {
+		return fmt.Errorf("userns sandbox: build cache: %w", err)
+	}
 	s.warmBase = base
 	return nil
 }

@@ -15,43 +15,57 @@ import (
 // As an ordinary user, a sandbox starts with the standard library compiled
 // (the trusted base it built once, which its commands read through Trio's
 // cache program and see read-only), and what its commands write, into
-// their own cache or at the base, reaches neither the base nor the next
-// sandbox.
+// their own cache, at the base or at the trusted builds, reaches neither
+// the base, nor the trusted builds, nor the next sandbox.
 func TestWarmCacheSeeded(t *testing.T) {
 	if asOrdinaryUser(t, "TestWarmCacheSeeded") {
 		return
 	}
 	requireUserns(t)
-	warm := filepath.Join(t.TempDir(), "warm")
+	warm, state := filepath.Join(t.TempDir(), "warm"), t.TempDir()
 	var progress []string
-	a, _ := open(t, userns.Config{WarmCache: warm, Progress: func(m string) { progress = append(progress, m) }}, nil)
+	a, _ := open(t, userns.Config{WarmCache: warm, StateDir: state, Progress: func(m string) { progress = append(progress, m) }},
+		sandboxtest.CheckModule)
 	if len(progress) != 2 || !strings.Contains(progress[0], "building the trusted Go build cache") {
 		t.Errorf("progress while building the base: %q", progress)
 	}
 	bases, _ := filepath.Glob(filepath.Join(warm, "go-build-*[^k]"))
-	if len(bases) != 1 {
-		t.Fatalf("warm cache folder holds %v, want one base", bases)
+	trusted, _ := filepath.Glob(filepath.Join(state, "trio-userns-*", "trusted"))
+	if len(bases) != 1 || len(trusted) != 1 {
+		t.Fatalf("warm cache folder holds %v, state folder %v: want one base, one store of trusted builds", bases, trusted)
 	}
-	before := sandboxtest.ContentHash(t, bases[0])
 	res := run(t, a, "go", "list", "-f", "{{.ImportPath}} {{.Stale}}", "fmt", "testing")
 	if res.ExitCode != 0 || strings.Contains(res.Stdout, "true") || strings.Count(res.Stdout, "false") != 2 {
 		t.Fatalf("the standard library is not in the sandbox's cache:\n%s%s", res.Stdout, res.Stderr)
 	}
-	// Every way a command has to change the base it reads: write, append,
-	// create, remove, rename, chmod, link, and go itself with the base
-	// as its GOCACHE. The base's content on the host is the verdict.
-	res = run(t, a, "sh", "-c", `b=$(go env GOCACHEPROG | cut -d" " -f4); test -d "$b" || { echo "no base at $b"; exit 1; }
-d=$(ls -d $b/?? | head -1); f=$(ls $d | head -1)
-for try in "echo x >> $d/$f" "echo x > $d/$f" "echo forged > $d/forged" "rm -f $d/$f" "mv $d/$f $d/moved" "chmod 777 $d/$f" "ln $d/$f /cache/link" "chmod 777 $d" "touch $b/README"; do
+	// A trusted build (sandbox.TrustedGo) stores the workspace's package
+	// among the trusted builds.
+	if res := run(t, a, "go", "build", "./..."); res.ExitCode != 0 {
+		t.Fatalf("go build: %+v", res)
+	}
+	before := [2]string{sandboxtest.ContentHash(t, bases[0]), sandboxtest.ContentHash(t, trusted[0])}
+	// Every way a command has to change the base and the trusted builds
+	// it reads: write, append, create, remove, rename, chmod, link, and
+	// go itself with either as its GOCACHE. Their content on the host is
+	// the verdict.
+	res = run(t, a, "sh", "-c", `for b in $(go env GOCACHEPROG | cut -d" " -f4-); do
+test -d "$b" && d=$(ls -d $b/?? | head -1) && f=$(ls $d | head -1) && test -n "$f" || { echo "nothing at $b"; exit 1; }
+for try in "echo x >> $d/$f" "echo x > $d/$f" "echo forged > $d/forged" "rm -f $d/$f" "mv $d/$f $d/moved" "chmod 777 $d/$f" "ln $d/$f /cache/link" "chmod 777 $d" "touch $b/README" "mkdir $b/00"; do
   sh -c "$try" 2>/dev/null && echo "CHANGED: $try"
 done
 GOCACHEPROG= GOCACHE=$b go build -a fmt >/dev/null 2>&1 # the go command ignores failed cache writes: the hash below judges it
+echo tried $b
+done
 echo forged > /cache/go-build/forged && echo wrote-own`)
-	if strings.Contains(res.Stdout, "CHANGED") || strings.Contains(res.Stdout, "no base") || !strings.Contains(res.Stdout, "wrote-own") {
-		t.Fatalf("a command could change the trusted base, or not write its own cache:\n%s%s", res.Stdout, res.Stderr)
+	if strings.Contains(res.Stdout, "CHANGED") || strings.Contains(res.Stdout, "nothing at") || !strings.Contains(res.Stdout, "wrote-own") ||
+		!strings.Contains(res.Stdout, "tried /.trio/trusted\ntried /.trio/go-build\n") {
+		t.Fatalf("a command could change the trusted base or builds, or not write its own cache:\n%s%s", res.Stdout, res.Stderr)
 	}
-	if after := sandboxtest.ContentHash(t, bases[0]); after != before {
+	if after := sandboxtest.ContentHash(t, bases[0]); after != before[0] {
 		t.Fatal("a command changed the trusted base")
+	}
+	if after := sandboxtest.ContentHash(t, trusted[0]); after != before[1] {
+		t.Fatal("a command changed the trusted builds")
 	}
 	b, _ := open(t, userns.Config{WarmCache: warm}, nil)
 	res = run(t, b, "sh", "-c", "ls /cache/go-build/forged 2>/dev/null; echo end")
@@ -63,6 +77,8 @@ echo forged > /cache/go-build/forged && echo wrote-own`)
 	}
 	testResetRenewsTheCache(t, warm)
 	testCheckBuildsFromTheBase(t, warm)
+	t.Run("trusted build confines its tests", func(t *testing.T) { testTrustedBuildConfinesTests(t, warm) })
+	t.Run("check reuses trusted builds", func(t *testing.T) { testCheckReusesTrustedBuilds(t, warm) })
 }
 
 // After Reset (which the agent calls before the Critic's checks), the

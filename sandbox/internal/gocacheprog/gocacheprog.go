@@ -46,6 +46,18 @@ func Prog(path, dir string, bases ...string) string {
 	return strings.Join(append([]string{path, Flag, dir}, bases...), " ")
 }
 
+// ReadOnly is prog, a GOCACHEPROG value Prog wrote for the helper at
+// path, reading its writable folder as one more base and putting nowhere
+// another process could change (dir "-"); any other value is returned as
+// it is.
+func ReadOnly(prog, path string) string {
+	f := strings.Fields(prog)
+	if len(f) < 3 || f[0] != path || f[1] != Flag || f[2] == "-" {
+		return prog
+	}
+	return Prog(path, "", f[2:]...)
+}
+
 // Main runs the cache program and exits when this process was started
 // as Prog's command line for the helper at path; otherwise it returns at
 // once. Each sandbox kind's helper calls it from its init function.

@@ -7,12 +7,17 @@
 package confine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -29,6 +34,11 @@ const (
 	Path = "/.trio/init"
 	Flag = "--trio-userns-init"
 )
+
+// NestPath is a symlink to Path that a trusted build's go command runs
+// the programs it builds through (go test -exec): started there, the
+// helper confines the program further (see runNest).
+const NestPath = "/.trio/nest"
 
 // ExitCode is the helper's exit status when it could not confine the
 // command; with Marker at the start of stderr it is a sandbox failure, not
@@ -66,6 +76,9 @@ type Rlimit struct {
 func init() {
 	if len(os.Args) > 3 && os.Args[0] == Path && os.Args[1] == Flag {
 		os.Exit(runInit(os.Args[2], os.Args[3:]))
+	}
+	if len(os.Args) > 1 && os.Args[0] == NestPath {
+		os.Exit(runNest(os.Args[1:]))
 	}
 	// The go command's cache program (GOCACHEPROG), started by go
 	// inside the sandbox with gocacheprog.Prog's command line.
@@ -144,4 +157,65 @@ func restrictSelf(spec Spec) error {
 		c.HandledAccessNet = 0
 	}
 	return c.BestEffort().Restrict(landlock.RODirs("/"), landlock.RWDirs(spec.Writable...))
+}
+
+// runNest runs argv[0], a program the go command built (a test binary),
+// in a Landlock domain nested in the command's: it may write only a
+// folder of /tmp of its own (its TMPDIR), HOME, /dev and the folder it was
+// built in (where go test reads its test log), and, as for every nested
+// domain, it cannot ptrace or signal the go command or open its
+// descriptors through /proc. So it cannot change what the go command
+// builds, caches or reads back, nor write the workspace. It returns only
+// on failure: the program never runs unconfined.
+//
+// go test passes no -test.testlogfile to a program it runs through
+// -exec, and without the log it caches no result; the log's place is the
+// folder the test binary was linked in, so for a test binary without the
+// flag this adds it there. The go command that reads it is the same that
+// would have named it.
+func runNest(argv []string) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, Marker+format+"\n", args...)
+		return ExitCode
+	}
+	prog, err := exec.LookPath(argv[0])
+	if err != nil || !filepath.IsAbs(prog) {
+		return fail("nest: %s: not a program the go command built", argv[0])
+	}
+	built := filepath.Dir(prog)
+	if strings.HasSuffix(prog, ".test") && !slices.ContainsFunc(argv[1:], func(a string) bool {
+		return strings.HasPrefix(a, "-test.testlogfile=")
+	}) {
+		argv = slices.Insert(argv, 1, "-test.testlogfile="+filepath.Join(built, "testlog.txt"))
+	}
+	// A TMPDIR named after the package's folder, not a random one: the
+	// test log records the variables a test reads, and a new value every
+	// run would leave no result cached.
+	wd, _ := os.Getwd()
+	sum := sha256.Sum256([]byte(wd + "\x00" + prog[len(built):]))
+	tmp := filepath.Join(os.TempDir(), "trio-test-"+hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fail("nest: %v", err)
+	}
+	set := map[string]string{"TMPDIR": tmp, "GOCACHE": filepath.Join(tmp, "go-build"),
+		"GOCACHEPROG": gocacheprog.ReadOnly(os.Getenv("GOCACHEPROG"), Path)}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, ok := set[k]
+		return ok
+	})
+	for k, v := range set {
+		env = append(env, k+"="+v)
+	}
+	writable := []string{tmp, "/dev", built}
+	if home := os.Getenv("HOME"); filepath.IsAbs(home) {
+		writable = append(writable, home)
+	}
+	c := landlockConfig
+	c.HandledAccessNet = 0 // the command's domain already has the network rules
+	if err := c.BestEffort().Restrict(landlock.RODirs("/"), landlock.RWDirs(writable...)); err != nil {
+		return fail("nest: landlock: %v", err)
+	}
+	err = syscall.Exec(prog, argv, env)
+	return fail("nest: cannot run %s: %v", argv[0], err)
 }

@@ -1,0 +1,54 @@
+package sandbox_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+func TestTrustedGo(t *testing.T) {
+	tests := []struct {
+		argv string
+		want bool
+	}{
+		{"go test ./...", true},
+		{"go test -json ./md/", true},
+		{"go test", true},
+		{"go vet ./...", true},
+		{"go build -o bin/x ./cmd/x", true},
+		{"go test ./a ./b -run TestX -count=1 -v", true},
+		{"go test -race -tags integration -timeout 30s ./...", true},
+		{"go test --tags=x ./...", true},
+		{"go test ./x -args -exec evil -update", true},
+		// A flag that could run a workspace program as the toolchain, or
+		// one the table does not know.
+		{"go test -exec ./evil ./...", false},
+		{"go test -exec=./evil ./...", false},
+		{"go test -toolexec ./evil ./...", false},
+		{"go test -overlay=o.json ./...", false},
+		{"go test -vettool=./evil ./...", false},
+		{"go test -gcflags=all=-N ./...", false},
+		{"go test -ldflags=-extld=./evil ./...", false},
+		{"go test -modfile=evil.mod ./...", false},
+		{"go test -C dir ./...", false},
+		{"go test ./... -update", false},
+		{"go test ---v ./...", false},
+		// A value missing, or one that is a flag.
+		{"go test -run", false},
+		{"go test -run -exec=./evil ./...", false},
+		{"go test - ./...", false},
+		// Other subcommands and programs.
+		{"go run .", false},
+		{"go generate ./...", false},
+		{"go", false},
+		{"./go test ./...", false}, // the workspace's program, not the toolchain's
+		{"/usr/local/go/bin/go test ./...", false},
+		{"gofmt -l .", false},
+	}
+	for _, tt := range tests {
+		if got := sandbox.TrustedGo(strings.Fields(tt.argv)); got != tt.want {
+			t.Errorf("TrustedGo(%s) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}
