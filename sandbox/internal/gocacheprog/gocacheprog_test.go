@@ -128,3 +128,21 @@ func writeModule(t *testing.T, dir string) {
 		}
 	}
 }
+
+// ReadOnly turns a cache program that writes its folder into one that
+// reads it as a base and keeps its own puts apart; anything else stays.
+func TestReadOnly(t *testing.T) {
+	const path = "/.trio/init"
+	tests := []struct{ in, want string }{
+		{gocacheprog.Prog(path, "/.trio/trusted", "/.trio/go-build"), gocacheprog.Prog(path, "", "/.trio/trusted", "/.trio/go-build")},
+		{gocacheprog.Prog(path, "", "/.trio/go-build"), gocacheprog.Prog(path, "", "/.trio/go-build")},
+		{"/usr/bin/other-cacheprog /x", "/usr/bin/other-cacheprog /x"},
+		{"/elsewhere/init " + gocacheprog.Flag + " /dir", "/elsewhere/init " + gocacheprog.Flag + " /dir"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := gocacheprog.ReadOnly(tt.in, path); got != tt.want {
+			t.Errorf("ReadOnly(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
