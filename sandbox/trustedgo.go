@@ -3,6 +3,10 @@ package sandbox
 import (
 	_ "embed"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +18,8 @@ import (
 var trustedGoYAML []byte
 
 type trustedGoTable struct {
-	Commands []string `yaml:"commands"`
+	Commands         []string `yaml:"commands"`
+	UnhashedIncludes []string `yaml:"unhashed_includes"`
 	Flags    map[string]struct {
 		Value bool `yaml:"value"`
 	} `yaml:"flags"`
@@ -71,4 +76,57 @@ func TrustedGo(argv []string) bool {
 		}
 	}
 	return true
+}
+
+// maxTrustedFiles bounds the walk of TrustedGoWorkspace: a workspace with
+// more files has no trusted builds rather than a slow check before every
+// go command.
+const maxTrustedFiles = 20000
+
+// TrustedGoWorkspace reports whether the go command hashes everything it
+// compiles in the workspace at root: no file has one of the table's
+// unhashed_includes extensions and no .go file imports "C" (the folders
+// the go command ignores aside). Without that a trusted build could store
+// a package compiled from a header the Worker changes afterwards, and the
+// Critic would reuse it. Nothing may write the workspace while it runs.
+func TrustedGoWorkspace(root string) bool {
+	t, err := trustedGo()
+	if err != nil {
+		return false
+	}
+	n, ok := 0, true
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if n++; n > maxTrustedFiles || slices.Contains(t.UnhashedIncludes, filepath.Ext(name)) {
+			ok = false
+			return filepath.SkipAll
+		}
+		if filepath.Ext(name) == ".go" {
+			f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+			if err != nil {
+				return nil // the go command reports it
+			}
+			for _, imp := range f.Imports {
+				if imp.Path.Value == `"C"` {
+					ok = false
+					return filepath.SkipAll
+				}
+			}
+		}
+		return nil
+	})
+	return ok && err == nil
 }

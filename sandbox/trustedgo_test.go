@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/sandbox"
 )
 
@@ -49,6 +50,30 @@ func TestTrustedGo(t *testing.T) {
 	for _, tt := range tests {
 		if got := sandbox.TrustedGo(strings.Fields(tt.argv)); got != tt.want {
 			t.Errorf("TrustedGo(%s) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}
+
+func TestTrustedGoWorkspace(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  bool
+	}{
+		{"go only", map[string]string{"go.mod": "module m\n", "p/p.go": "package p\n", "p/p_test.go": "package p\n", "README.md": "x"}, true},
+		{"assembly", map[string]string{"p/p.go": "package p\n", "p/v_amd64.s": "#include \"../inc/v.h\"\n"}, false},
+		{"a header anywhere", map[string]string{"p/p.go": "package p\n", "inc/v.h": "#define V 1\n"}, false},
+		{"cgo", map[string]string{"p/p.go": "package p\n\n// #include \"../inc/v.txt\"\nimport \"C\"\n"}, false},
+		{"cgo among imports", map[string]string{"p/p.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"C\"\n)\n"}, false},
+		{"a prebuilt object", map[string]string{"p/p.go": "package p\n", "p/x_amd64.syso": "x"}, false},
+		// Folders the go command ignores.
+		{"testdata and hidden folders", map[string]string{"p/p.go": "package p\n", "p/testdata/x.c": "x", ".git/x.h": "x", "_tools/y.s": "x"}, true},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		sandboxtest.WriteFiles(t, dir, tt.files)
+		if got := sandbox.TrustedGoWorkspace(dir); got != tt.want {
+			t.Errorf("%s: TrustedGoWorkspace = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -15,7 +15,12 @@ import (
 // Attacks on trusted builds (sandbox.TrustedGo): can the Worker make a
 // later Critic check (after Reset) reuse a compiled package or a test
 // result that the toolchain did not produce from the workspace's current
-// sources? As an ordinary user, sharing one warm base.
+// sources? As an ordinary user, sharing one warm base. Each row was a
+// working attack when the review found it. The fixes: only a cache
+// server outside the command's Landlock domain writes the store (the go
+// command itself may not: confine.Spec.Store), and a workspace holding
+// assembly, C or cgo sources, whose #includes the go command does not
+// hash, has no trusted builds (sandbox.TrustedGoWorkspace).
 func TestReviewTrusted(t *testing.T) {
 	if asOrdinaryUser(t, "TestReviewTrusted") {
 		return
@@ -45,7 +50,7 @@ func reviewCheck(t *testing.T, sb *userns.Sandbox, argv ...string) sandbox.Resul
 }
 
 // -o is in trustedgo.yaml, and a trusted build's go command (not only its
-// cache program) may write /.trio/trusted: go build -o puts a file there
+// cache program) could write /.trio/trusted: go build -o put a file there
 // that the cache program never stored.
 func testTrustedOutputIntoStore(t *testing.T, warm string) {
 	state := t.TempDir()

@@ -587,7 +587,8 @@ func (s *Sandbox) confineSpec() confine.Spec {
 }
 
 // trusted reports whether cmd runs as a trusted build (see
-// sandbox.TrustedGo): with a cache program to serve the trusted builds,
+// sandbox.TrustedGo): on a workspace whose sources the go command hashes
+// whole (sandbox.TrustedGoWorkspace), with a cache program to serve the trusted builds,
 // Landlock to confine the test binaries, no environment of cmd's own
 // (GOFLAGS could name a -toolexec program) and no started process, which
 // could change a source file between the go command hashing it and the
@@ -595,7 +596,8 @@ func (s *Sandbox) confineSpec() confine.Spec {
 // earlier command is alive, so the toolchain and the test binaries it runs
 // are the only processes while it runs.
 func (s *Sandbox) trusted(cmd sandbox.Command) bool {
-	return s.warmBase != "" && s.abi > 0 && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv)
+	return s.warmBase != "" && s.abi > 0 && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv) &&
+		sandbox.TrustedGoWorkspace(s.cfg.Workspace)
 }
 
 // bwrapArgs are bwrap's arguments for cmd in wd with layout's path rules,
@@ -604,7 +606,7 @@ func (s *Sandbox) trusted(cmd sandbox.Command) bool {
 // builds through the helper's nested confinement (confine.NestPath).
 func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec, trusted bool) ([]string, error) {
 	if trusted {
-		spec.Writable = append(spec.Writable[:len(spec.Writable):len(spec.Writable)], trustedCacheDir)
+		spec.Store = []string{trustedCacheDir, baseCacheDir}
 	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
@@ -616,7 +618,7 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 	case trusted:
 		args = append(args, "--bind", s.trustedDir(), trustedCacheDir)
 		env = sandbox.MergeEnv(env, []string{"GOCACHE=/tmp/.trio-gocache",
-			"GOCACHEPROG=" + gocacheprog.Prog(confine.Path, trustedCacheDir, baseCacheDir),
+			"GOCACHEPROG=" + gocacheprog.Relay(confine.Path, confine.StoreFD, trustedCacheDir, baseCacheDir),
 			"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(env, "GOFLAGS")+" -exec="+confine.NestPath)})
 		if cmd.Check {
 			env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode

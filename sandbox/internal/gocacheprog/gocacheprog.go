@@ -36,6 +36,18 @@ import (
 // read-only cache (see Serve). Prog writes that value.
 const Flag = "--trio-gocacheprog"
 
+// RelayFlag makes the helper a relay between the go command and a cache
+// program that serves elsewhere, on an inherited descriptor:
+// GOCACHEPROG="HELPER RelayFlag FD DIR BASE..." (DIR and the bases say
+// what the server serves, for ReadOnly). Relay writes that value.
+const RelayFlag = "--trio-gocacheprog-relay"
+
+// Relay is GOCACHEPROG for the helper at path relaying to the cache
+// program on descriptor fd, which serves dir over bases.
+func Relay(path string, fd int, dir string, bases ...string) string {
+	return strings.Join(append([]string{path, RelayFlag, strconv.Itoa(fd), dir}, bases...), " ")
+}
+
 // Prog is GOCACHEPROG for the helper at path serving dir ("" for none)
 // over bases. Paths must not hold spaces (the go command splits the value
 // on them); the sandboxes' fixed paths do not.
@@ -52,7 +64,10 @@ func Prog(path, dir string, bases ...string) string {
 // it is.
 func ReadOnly(prog, path string) string {
 	f := strings.Fields(prog)
-	if len(f) < 3 || f[0] != path || f[1] != Flag || f[2] == "-" {
+	switch {
+	case len(f) >= 4 && f[0] == path && f[1] == RelayFlag:
+		return Prog(path, "", f[3:]...)
+	case len(f) < 3 || f[0] != path || f[1] != Flag || f[2] == "-":
 		return prog
 	}
 	return Prog(path, "", f[2:]...)
@@ -62,6 +77,9 @@ func ReadOnly(prog, path string) string {
 // as Prog's command line for the helper at path; otherwise it returns at
 // once. Each sandbox kind's helper calls it from its init function.
 func Main(path string) {
+	if len(os.Args) >= 3 && os.Args[0] == path && os.Args[1] == RelayFlag {
+		os.Exit(relay(os.Args[2]))
+	}
 	if len(os.Args) < 3 || os.Args[0] != path || os.Args[1] != Flag {
 		return
 	}
@@ -74,6 +92,26 @@ func Main(path string) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// relay copies the go command's requests to the server on descriptor fd
+// and its responses back, until both ends are done.
+func relay(fd string) int {
+	n, err := strconv.Atoi(fd)
+	if err != nil || n < 3 {
+		fmt.Fprintf(os.Stderr, "trio build cache: relay: descriptor %q\n", fd)
+		return 1
+	}
+	conn := os.NewFile(uintptr(n), "trio-build-cache")
+	done := make(chan struct{})
+	go func() {
+		io.Copy(os.Stdout, conn)
+		close(done)
+	}()
+	io.Copy(conn, os.Stdin)
+	syscall.Shutdown(n, syscall.SHUT_WR)
+	<-done
+	return 0
 }
 
 // request and response are cmd/go/internal/cacheprog's Request and
@@ -371,7 +409,7 @@ func (c *cache) put(req request, r *bufio.Reader) (response, error) {
 		return refuse("put needs 32-byte action and output IDs")
 	}
 	path := file(c.dir, req.OutputID, "d")
-	if err := writeFile(path, src, req.BodySize); err != nil {
+	if err := writeFile(path, src, req.BodySize, req.OutputID); err != nil {
 		if errors.Is(err, errBody) {
 			return response{}, err
 		}
@@ -383,7 +421,7 @@ func (c *cache) put(req request, r *bufio.Reader) (response, error) {
 		return response{DiskPath: path}, nil
 	}
 	entry := fmt.Sprintf("v1 %x %x %20d %20d\n", req.ActionID, req.OutputID, req.BodySize, now.UnixNano())
-	if err := writeFile(file(c.dir, req.ActionID, "a"), strings.NewReader(entry), entrySize); err != nil {
+	if err := writeFile(file(c.dir, req.ActionID, "a"), strings.NewReader(entry), entrySize, nil); err != nil {
 		return response{Err: err.Error()}, nil
 	}
 	return response{DiskPath: path}, nil
@@ -393,12 +431,14 @@ func (c *cache) put(req request, r *bufio.Reader) (response, error) {
 // as opposed to one to write it.
 var errBody = errors.New("body")
 
-// writeFile copies src, which must hold size bytes, into a temporary
-// file beside path, then renames it to path: a rename within one folder,
+// writeFile copies src, which must hold size bytes (whose SHA-256 is
+// sum, unless sum is nil: an output's ID is its content's hash, so a put
+// can only store what its name says), into a temporary file beside path,
+// then renames it to path: a rename within one folder,
 // which Landlock allows where a move between folders needs a right the
 // sandbox does not give. A failure to read src wraps errBody; nothing is
 // left after a failure (path's folder goes too when it was made for it).
-func writeFile(path string, src io.Reader, size int64) error {
+func writeFile(path string, src io.Reader, size int64, sum []byte) error {
 	dir := filepath.Dir(path)
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -410,12 +450,16 @@ func writeFile(path string, src io.Reader, size int64) error {
 		io.Copy(io.Discard, src)
 		return err
 	}
-	n, err := io.Copy(f, readErr{src})
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), readErr{src})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && n != size {
 		err = fmt.Errorf("put: body of %d bytes, want %d", n, size)
+	}
+	if err == nil && sum != nil && string(h.Sum(nil)) != string(sum) {
+		err = fmt.Errorf("put: the body's SHA-256 is not its output ID %x", sum)
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), path)

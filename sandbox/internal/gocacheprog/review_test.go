@@ -2,6 +2,7 @@ package gocacheprog
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -122,13 +123,14 @@ func TestReviewPutOverSymlink(t *testing.T) {
 	dir := filepath.Join(root, "dir")
 	victim := filepath.Join(root, "victim")
 	os.WriteFile(victim, []byte("keep"), 0o644)
-	out := file(dir, id(2), "d")
+	sum := sha256.Sum256([]byte("FORGED"))
+	out := file(dir, sum[:], "d")
 	act := file(dir, id(1), "a")
 	os.MkdirAll(filepath.Dir(out), 0o755)
 	os.MkdirAll(filepath.Dir(act), 0o755)
 	os.Symlink(victim, out)
 	os.Symlink(victim, act)
-	in := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":6}`, b64s(id(1)), b64s(id(2))) + "\n" + `"Rk9SR0VE"` + "\n"
+	in := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":6}`, b64s(id(1)), b64s(sum[:])) + "\n" + `"Rk9SR0VE"` + "\n"
 	rs, err := serve(t, in, dir)
 	if err != nil || len(rs) != 2 || rs[1].Err != "" {
 		t.Fatalf("put: %v %+v", err, rs)
@@ -138,6 +140,23 @@ func TestReviewPutOverSymlink(t *testing.T) {
 	}
 	if st, _ := os.Lstat(out); st.Mode()&fs.ModeSymlink != 0 {
 		t.Error("the symlink is still there")
+	}
+}
+
+// A put stores only a body whose SHA-256 is its output ID, as the go
+// command computes it: another body under that name is refused and
+// leaves nothing, so a lookup never answers content its name does not
+// promise.
+func TestPutChecksTheOutputID(t *testing.T) {
+	dir := t.TempDir()
+	in := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":6}`, b64s(id(1)), b64s(id(2))) + "\n" + `"Rk9SR0VE"` + "\n" +
+		fmt.Sprintf(`{"ID":2,"Command":"get","ActionID":"%s"}`, b64s(id(1))) + "\n"
+	rs, err := serve(t, in, dir)
+	if err != nil || len(rs) != 3 || !strings.Contains(rs[1].Err, "output ID") || !rs[2].Miss {
+		t.Fatalf("a put whose body is not its output ID: %v %+v", err, rs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(left) != 0 {
+		t.Errorf("the refused put left %v", left)
 	}
 }
 
@@ -203,7 +222,8 @@ func TestReviewPutMemory(t *testing.T) {
 	serveTimeout = time.Minute
 	dir := t.TempDir()
 	body := bytes.Repeat([]byte{'x'}, size)
-	in := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":%d}`, b64s(id(1)), b64s(id(2)), size) +
+	sum := sha256.Sum256(body)
+	in := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":%d}`, b64s(id(1)), b64s(sum[:]), size) +
 		"\n\"" + b64s(body) + "\"\n"
 	body = nil
 	var m0, m1 runtime.MemStats
