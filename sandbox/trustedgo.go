@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ var trustedGoYAML []byte
 type trustedGoTable struct {
 	Commands         []string `yaml:"commands"`
 	UnhashedIncludes []string `yaml:"unhashed_includes"`
-	Flags    map[string]struct {
+	Flags            map[string]struct {
 		Value bool `yaml:"value"`
 	} `yaml:"flags"`
 }
@@ -85,8 +86,9 @@ const maxTrustedFiles = 20000
 
 // TrustedGoWorkspace reports whether the go command hashes everything it
 // compiles in the workspace at root: no file has one of the table's
-// unhashed_includes extensions and no .go file imports "C" (the folders
-// the go command ignores aside). Without that a trusted build could store
+// unhashed_includes extensions (nor does a symlink's target), no .go file
+// imports "C" and no symlink names a folder (the folders the go command
+// ignores aside). Without that a trusted build could store
 // a package compiled from a header the Worker changes afterwards, and the
 // Critic would reuse it. Nothing may write the workspace while it runs.
 func TrustedGoWorkspace(root string) bool {
@@ -107,7 +109,18 @@ func TrustedGoWorkspace(root string) bool {
 			}
 			return nil
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
+		if d.Type()&fs.ModeSymlink != 0 {
+			// The go command follows a symlinked source file, and a
+			// symlinked folder named as a package: judge what it names.
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return nil // dangling: nothing to compile
+			}
+			if st, err := os.Stat(target); err != nil || st.IsDir() || slices.Contains(t.UnhashedIncludes, filepath.Ext(target)) {
+				ok = false
+				return filepath.SkipAll
+			}
+		} else if d.IsDir() || !d.Type().IsRegular() {
 			return nil
 		}
 		if n++; n > maxTrustedFiles || slices.Contains(t.UnhashedIncludes, filepath.Ext(name)) {

@@ -1,6 +1,8 @@
 package sandbox_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,7 +19,9 @@ func TestTrustedGo(t *testing.T) {
 		{"go test -json ./md/", true},
 		{"go test", true},
 		{"go vet ./...", true},
-		{"go build -o bin/x ./cmd/x", true},
+		{"go build ./cmd/x", true},
+		{"go build -o bin/x ./cmd/x", false},
+		{"go test -c ./p", false},
 		{"go test ./a ./b -run TestX -count=1 -v", true},
 		{"go test -race -tags integration -timeout 30s ./...", true},
 		{"go test --tags=x ./...", true},
@@ -58,20 +62,32 @@ func TestTrustedGoWorkspace(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]string
+		links map[string]string // name: target
 		want  bool
 	}{
-		{"go only", map[string]string{"go.mod": "module m\n", "p/p.go": "package p\n", "p/p_test.go": "package p\n", "README.md": "x"}, true},
-		{"assembly", map[string]string{"p/p.go": "package p\n", "p/v_amd64.s": "#include \"../inc/v.h\"\n"}, false},
-		{"a header anywhere", map[string]string{"p/p.go": "package p\n", "inc/v.h": "#define V 1\n"}, false},
-		{"cgo", map[string]string{"p/p.go": "package p\n\n// #include \"../inc/v.txt\"\nimport \"C\"\n"}, false},
-		{"cgo among imports", map[string]string{"p/p.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"C\"\n)\n"}, false},
-		{"a prebuilt object", map[string]string{"p/p.go": "package p\n", "p/x_amd64.syso": "x"}, false},
+		{"go only", map[string]string{"go.mod": "module m\n", "p/p.go": "package p\n", "p/p_test.go": "package p\n", "README.md": "x"}, nil, true},
+		{"assembly", map[string]string{"p/p.go": "package p\n", "p/v_amd64.s": "#include \"../inc/v.h\"\n"}, nil, false},
+		{"a header anywhere", map[string]string{"p/p.go": "package p\n", "inc/v.h": "#define V 1\n"}, nil, false},
+		{"cgo", map[string]string{"p/p.go": "package p\n\n// #include \"../inc/v.txt\"\nimport \"C\"\n"}, nil, false},
+		{"cgo among imports", map[string]string{"p/p.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"C\"\n)\n"}, nil, false},
+		{"a prebuilt object", map[string]string{"p/p.go": "package p\n", "p/x_amd64.syso": "x"}, nil, false},
 		// Folders the go command ignores.
-		{"testdata and hidden folders", map[string]string{"p/p.go": "package p\n", "p/testdata/x.c": "x", ".git/x.h": "x", "_tools/y.s": "x"}, true},
+		{"testdata and hidden folders", map[string]string{"p/p.go": "package p\n", "p/testdata/x.c": "x", ".git/x.h": "x", "_tools/y.s": "x"}, nil, true},
+		// Symlinks: the go command follows them.
+		{"a symlinked assembly file", map[string]string{"p/p.go": "package p\n", "_src/v.txt": "x"}, map[string]string{"p/v_amd64.s": "../_src/v.txt"}, false},
+		{"a symlink to a header", map[string]string{"p/p.go": "package p\n", "_src/v.h": "x"}, map[string]string{"p/v": "../_src/v.h"}, false},
+		{"a symlinked cgo file", map[string]string{"p/p.go": "package p\n", "_src/c.txt": "package p\n\nimport \"C\"\n"}, map[string]string{"p/c.go": "../_src/c.txt"}, false},
+		{"a symlinked folder", map[string]string{"p/p.go": "package p\n", "_src/q/q.go": "package q\n"}, map[string]string{"q": "_src/q"}, false},
+		{"a symlinked Go file", map[string]string{"p/p.go": "package p\n", "_src/x.txt": "package p\n"}, map[string]string{"p/x.go": "../_src/x.txt"}, true},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
 		sandboxtest.WriteFiles(t, dir, tt.files)
+		for name, target := range tt.links {
+			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if got := sandbox.TrustedGoWorkspace(dir); got != tt.want {
 			t.Errorf("%s: TrustedGoWorkspace = %v, want %v", tt.name, got, tt.want)
 		}
