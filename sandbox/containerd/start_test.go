@@ -359,6 +359,11 @@ mv vendor.real vendor; sleep 0.005; mv vendor vendor.real; ln -s `+host+` vendor
 			t.Fatal(err)
 		}
 		res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"/bin/sh", "-c", "cat /workspace/vendor/secret 2>/dev/null; true"}})
+		if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
+			// Frozen with vendor a symlink out of the workspace: the
+			// layout is refused, which is the safe outcome.
+			continue
+		}
 		if err != nil {
 			t.Errorf("try %d: %v", i, err)
 			continue
