@@ -54,9 +54,14 @@
 //
 // A go test, go vet or go build run as its own argv with only the flags
 // sandbox.TrustedGo knows, no environment of its own and no started
-// process alive, is a trusted build. Its cache program writes the trusted
-// builds (/.trio/trusted, bound writable for this command only) instead
-// of the run's cache, and reads only them and the base. The go command,
+// process alive, in a workspace without assembly, C or cgo sources
+// (sandbox.TrustedGoWorkspace), is a trusted build. Its go command's cache
+// is the trusted builds (/.trio/trusted) and the base, nothing else, and
+// only a cache server writes them: the helper starts it before it
+// confines the command, in a Landlock domain that may write only that
+// folder (confine.Spec.Store), and the go command's GOCACHEPROG relays to
+// it over an inherited socket. The server stores a body only when its
+// SHA-256 is the output ID the go command gives it. The go command,
 // its compilers, its linker and vet run as the command; the programs it
 // builds and runs (test binaries) go through -exec=/.trio/nest, the helper
 // again, which puts them in a Landlock domain nested in the command's:
