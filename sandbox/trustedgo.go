@@ -87,8 +87,11 @@ const maxTrustedFiles = 20000
 // TrustedGoWorkspace reports whether the go command hashes everything it
 // compiles in the workspace at root: no file has one of the table's
 // unhashed_includes extensions (nor does a symlink's target), no .go file
-// imports "C" and no symlink names a folder (the folders the go command
-// ignores aside). Without that a trusted build could store
+// imports "C" and no symlink names a folder. No folder is left out: the
+// go command leaves testdata, _ and . folders out of ./... but compiles
+// them when a replace line, a go.work or an import names them. (Paths
+// outside the workspace a replace could name are read-only to every
+// command, or empty when it starts: /tmp and HOME.) Without that a trusted build could store
 // a package compiled from a header the Worker changes afterwards, and the
 // Critic would reuse it. Nothing may write the workspace while it runs.
 func TrustedGoWorkspace(root string) bool {
@@ -103,12 +106,6 @@ func TrustedGoWorkspace(root string) bool {
 			return err
 		}
 		name := d.Name()
-		if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			// The go command follows a symlinked source file, and a
 			// symlinked folder named as a package: judge what it names.

@@ -72,7 +72,11 @@ func TestTrustedGoWorkspace(t *testing.T) {
 		{"cgo among imports", map[string]string{"p/p.go": "package p\n\nimport (\n\t\"fmt\"\n\t\"C\"\n)\n"}, nil, false},
 		{"a prebuilt object", map[string]string{"p/p.go": "package p\n", "p/x_amd64.syso": "x"}, nil, false},
 		// Folders the go command ignores.
-		{"testdata and hidden folders", map[string]string{"p/p.go": "package p\n", "p/testdata/x.c": "x", ".git/x.h": "x", "_tools/y.s": "x"}, nil, true},
+		// Folders ./... leaves out, which a replace line or an import can
+		// still name.
+		{"testdata", map[string]string{"p/p.go": "package p\n", "p/testdata/x.c": "x"}, nil, false},
+		{"a _ folder", map[string]string{"p/p.go": "package p\n", "_dep/y.s": "x"}, nil, false},
+		{"a . folder", map[string]string{"p/p.go": "package p\n", ".dep/c.go": "package dep\n\nimport \"C\"\n"}, nil, false},
 		// Symlinks: the go command follows them.
 		{"a symlinked assembly file", map[string]string{"p/p.go": "package p\n", "_src/v.txt": "x"}, map[string]string{"p/v_amd64.s": "../_src/v.txt"}, false},
 		{"a symlink to a header", map[string]string{"p/p.go": "package p\n", "_src/v.h": "x"}, map[string]string{"p/v": "../_src/v.h"}, false},

@@ -10,7 +10,9 @@ import (
 )
 
 // Second review of trusted builds. Each row is an attack; a failing row
-// is a working attack.
+// is a working attack. The five replace/go.work/import rows worked when
+// the review found them (TrustedGoWorkspace skipped testdata, _ and .
+// folders); it now walks every folder.
 func TestReviewTrusted2(t *testing.T) {
 	if asOrdinaryUser(t, "TestReviewTrusted2") {
 		return
@@ -33,7 +35,7 @@ func TestReviewTrusted2(t *testing.T) {
 
 const asmTest = "package m_test\n\nimport (\n\t\"testing\"\n\n\t\"dep\"\n)\n\nfunc TestV(t *testing.T) {\n\tif dep.V() != 1 {\n\t\tt.Fatal(\"V() =\", dep.V())\n\t}\n}\n"
 
-// TrustedGoWorkspace skips folders the go command ignores as package
+// TrustedGoWorkspace skipped folders the go command ignores as package
 // patterns (testdata, _x, .x), but a go.mod replace or a go.work use
 // makes the go command compile a module there all the same: its
 // assembly #includes a header of another folder, which the go command
