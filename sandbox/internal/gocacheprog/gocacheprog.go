@@ -94,22 +94,37 @@ func Main(path string) {
 	os.Exit(0)
 }
 
-// relay copies the go command's requests to the server on descriptor fd
-// and its responses back, until both ends are done.
+// relay asks the server on descriptor fd (a SOCK_SEQPACKET socket) for a
+// connection of its own, by sending it one end of a new socket pair, and
+// copies the go command's requests to it and its responses back until
+// both ends are done. Every go command the command starts (go test starts
+// more for some packages) gets its own connection this way.
 func relay(fd string) int {
-	n, err := strconv.Atoi(fd)
-	if err != nil || n < 3 {
-		fmt.Fprintf(os.Stderr, "trio build cache: relay: descriptor %q\n", fd)
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "trio build cache: relay: %v\n", err)
 		return 1
 	}
-	conn := os.NewFile(uintptr(n), "trio-build-cache")
+	ctl, err := strconv.Atoi(fd)
+	if err != nil || ctl < 3 {
+		return fail(fmt.Errorf("descriptor %q", fd))
+	}
+	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	err = syscall.Sendmsg(ctl, []byte{0}, syscall.UnixRights(pair[1]), nil, 0)
+	syscall.Close(pair[1])
+	if err != nil {
+		return fail(err)
+	}
+	conn := os.NewFile(uintptr(pair[0]), "trio-build-cache")
 	done := make(chan struct{})
 	go func() {
 		io.Copy(os.Stdout, conn)
 		close(done)
 	}()
 	io.Copy(conn, os.Stdin)
-	syscall.Shutdown(n, syscall.SHUT_WR)
+	syscall.Shutdown(pair[0], syscall.SHUT_WR)
 	<-done
 	return 0
 }

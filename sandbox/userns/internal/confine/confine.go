@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -264,7 +265,7 @@ func runNest(argv []string) int {
 // one of its own (runStore): no process of the command can ptrace it,
 // signal it or write the folder.
 func startStore(store []string) (*os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -280,9 +281,10 @@ func startStore(store []string) (*os.File, error) {
 	return ours, nil
 }
 
-// runStore is the store's server: it may write only dir, and serves the
-// go command's requests on descriptor 3 until the command's relay closes
-// it.
+// runStore is the store's server: it may write only dir. Each message on
+// descriptor 3 brings one connection (a relay's, see gocacheprog.Relay),
+// served until its relay is done; it ends when every holder of the
+// command's end is gone.
 func runStore(dir string, bases []string) int {
 	c := landlockConfig
 	c.HandledAccessNet = 0
@@ -290,10 +292,36 @@ func runStore(dir string, bases []string) int {
 		fmt.Fprintf(os.Stderr, Marker+"build cache: landlock: %v\n", err)
 		return ExitCode
 	}
-	conn := os.NewFile(3, "store")
-	if err := gocacheprog.Serve(conn, conn, dir, bases...); err != nil {
-		fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
-		return 1
+	var serving sync.WaitGroup
+	defer serving.Wait()
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(3, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			continue
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			continue
+		}
+		conn := os.NewFile(uintptr(fds[0]), "store")
+		serving.Add(1)
+		go func() {
+			defer serving.Done()
+			defer conn.Close()
+			if err := gocacheprog.Serve(conn, conn, dir, bases...); err != nil {
+				fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
+			}
+		}()
 	}
-	return 0
 }
