@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
@@ -44,6 +45,50 @@ func requireUserns(t testing.TB) {
 func asOrdinaryUser(t *testing.T, name string) bool {
 	t.Helper()
 	return asOrdinaryUserWith(t, name, nil)
+}
+
+// warmEnv names, to a re-run as nobody, a warm cache folder the re-runs of
+// this test binary share (see sharedWarm).
+const warmEnv = "TRIO_USERNS_TEST_WARM"
+
+var sharedWarm struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// sharedWarmDir is the folder, owned by nobody and private to it, where
+// the re-runs as nobody build one warm base and share it: each build takes
+// a minute under the race detector. TestMain removes it.
+func sharedWarmDir(t *testing.T) string {
+	sharedWarm.once.Do(func() {
+		dir, err := os.MkdirTemp("/tmp", "trio-userns-warm-")
+		if err == nil {
+			err = os.Chown(dir, nobody, nobody)
+		}
+		sharedWarm.dir, sharedWarm.err = dir, err
+	})
+	if sharedWarm.err != nil {
+		t.Fatal(sharedWarm.err)
+	}
+	return filepath.Join(sharedWarm.dir, "warm")
+}
+
+// warmFor is the warm cache folder for a test that needs a warm base but
+// does not test how it is built: the one the re-runs share, else a new one.
+func warmFor(t *testing.T) string {
+	if dir := os.Getenv(warmEnv); dir != "" {
+		return dir
+	}
+	return filepath.Join(t.TempDir(), "warm")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedWarm.dir != "" {
+		os.RemoveAll(sharedWarm.dir)
+	}
+	os.Exit(code)
 }
 
 // asOrdinaryUserWith is asOrdinaryUser that first lets prepare put what
@@ -87,7 +132,8 @@ func asOrdinaryUserWith(t *testing.T, name string, prepare func(base string)) bo
 	cmd.Dir = base
 	// A fresh HOME would build the warm cache in every re-run; the
 	// test of the warm cache names its own folder.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CI=" + os.Getenv("CI"), "TMPDIR=" + base, "HOME=" + base, childEnv + "=" + base, sandbox.WarmCacheEnv + "=none"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CI=" + os.Getenv("CI"), "TMPDIR=" + base, "HOME=" + base, childEnv + "=" + base, sandbox.WarmCacheEnv + "=none",
+		warmEnv + "=" + sharedWarmDir(t)}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()

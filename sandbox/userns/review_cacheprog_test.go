@@ -33,7 +33,7 @@ func TestReviewCacheProg(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	warm := filepath.Join(t.TempDir(), "warm")
+	warm := warmFor(t)
 	// Build the base once.
 	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
 	sb.Close()

@@ -19,7 +19,7 @@ func TestReviewReset(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	warm := filepath.Join(t.TempDir(), "warm")
+	warm := warmFor(t)
 	t.Run("planted links reach neither the next cache nor the host", func(t *testing.T) { testResetPlantedLinks(t, warm) })
 	t.Run("close right after Reset leaves nothing", func(t *testing.T) { testResetThenClose(t, warm) })
 }

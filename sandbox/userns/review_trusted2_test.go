@@ -1,7 +1,6 @@
 package userns_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,7 +17,7 @@ func TestReviewTrusted2(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	warm := filepath.Join(t.TempDir(), "warm")
+	warm := warmFor(t)
 	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
 	sb.Close()
 	for _, c := range []struct{ name, dir, gomod, gowork string }{
@@ -106,7 +105,6 @@ func testTrustedStoreFD(t *testing.T, warm string) {
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"

@@ -26,7 +26,7 @@ func TestReviewTrusted(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	warm := filepath.Join(t.TempDir(), "warm")
+	warm := warmFor(t)
 	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
 	sb.Close()
 	t.Run("go build -o writes into the trusted store", func(t *testing.T) { testTrustedOutputIntoStore(t, warm) })
