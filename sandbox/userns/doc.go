@@ -76,7 +76,10 @@
 // read nothing an ordinary command wrote. Tests in a trusted build cannot
 // write the workspace: they write into t.TempDir(). A test binary can
 // still lie about its own result (it is the Worker's code); it cannot
-// make the go command record a result for another binary.
+// make the go command record a result for another binary. A trusted build
+// assumes that nothing writes the workspace while it runs: Exec calls are
+// serialised and the agent runs its tools one at a time, but an embedder
+// that writes the workspace from another goroutine during Exec must not.
 //
 // # How Landlock gets inside
 //
