@@ -588,8 +588,9 @@ func (s *Sandbox) confineSpec() confine.Spec {
 
 // trusted reports whether cmd runs as a trusted build (see
 // sandbox.TrustedGo): on a workspace whose sources the go command hashes
-// whole (sandbox.TrustedGoWorkspace), with a cache program to serve the trusted builds,
-// Landlock to confine the test binaries, no environment of cmd's own
+// whole (sandbox.TrustedGoWorkspace), with a cache program to serve the
+// trusted builds, Landlock to confine the test binaries and the store's
+// server, no environment of cmd's own
 // (GOFLAGS could name a -toolexec program) and no started process, which
 // could change a source file between the go command hashing it and the
 // compiler reading it. Exec calls are serialised and no process of an
