@@ -57,6 +57,7 @@ type Sandbox struct {
 	ooms     atomic.Uint64 // OOM kills seen after the last command
 	diskBase int64         // the workspace's usage when the sandbox opened
 	warmBase string        // the trusted Go build cache base, or ""
+	landlock int           // the kernel's Landlock ABI, 0 without (see trusted)
 	alive    *os.File      // the liveness FIFO's only writer (see initArgs)
 	execd    *execServer   // the container's init is the exec server; nil: runc's exec
 
@@ -140,7 +141,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{cfg: cfg, client: c, ctx: namespaces.WithNamespace(context.Background(), cfg.Namespace)}
+	s := &Sandbox{cfg: cfg, client: c, ctx: namespaces.WithNamespace(context.Background(), cfg.Namespace), landlock: landlockABI()}
 	defer func() {
 		if retErr != nil {
 			s.teardown()
@@ -221,8 +222,10 @@ func (s *Sandbox) makeState() error {
 		return fmt.Errorf("liveness fifo: %w", err)
 	}
 	s.alive = f
-	s.execd, err = newExecServer(s.cfg, s.stateDir, s.initUID)
-	return err
+	if s.execd, err = newExecServer(s.cfg, s.stateDir, s.initUID); err != nil || s.execd == nil {
+		return err
+	}
+	return s.helperEntries(filepath.Join(s.stateDir, "alive"))
 }
 
 // cacheDir is the run's cache folder on the host, bound at CacheDir.
@@ -669,10 +672,9 @@ func (s *Sandbox) processSpec(cmd sandbox.Command, cwd string) *specs.Process {
 }
 
 // commandEnv is cmd's environment: the sandbox's, cmd's own and, for a
-// check, sandbox.CheckEnv's Python setting. The go command's cache stays
-// the run's overlay, which a check's own processes can write: the cache
-// program that keeps them out in the userns kind would have to run from
-// trio's executable, which commands here may not read.
+// check, sandbox.CheckEnv's Python setting. The go command's cache is the
+// run's overlay, which a check's own processes can write; a trusted build
+// has its own (see trustedEnv).
 func (s *Sandbox) commandEnv(cmd sandbox.Command) []string {
 	env := sandbox.MergeEnv(s.env, cmd.Env)
 	if cmd.Check {

@@ -102,5 +102,25 @@
 // target bound. A started process's own layout is not re-planned while it
 // runs.
 //
+// # Trusted builds
+//
+// As in the userns kind, a command that is a trusted build
+// (sandbox.TrustedGo: go test, vet or build as its own argv, with listed
+// flags only, no environment of its own, no started process, a workspace
+// sandbox.TrustedGoWorkspace accepts) stores what it compiles and the test
+// results it gets in the run's trusted builds, which Reset keeps: the
+// Critic's checks reuse them. Only the exec server writes them, as init's
+// uid, which owns the folder (bound at /.trio/trusted, read-only to every
+// command by ownership): the command gets one end of a socket as
+// descriptor 100, and its go command's cache program is a relay to it.
+// The relay and the nest its test binaries run through (go test -exec:
+// a nested Landlock domain that may write only a /tmp folder of its own,
+// HOME, /dev and the folder go linked the binary in, and that cannot
+// signal or trace the go command) are this executable, bound at
+// /.trio/init as a copy commands may execute but not read (root's, mode
+// 0111), which refuses to run the program's main. Every put is checked
+// against its output ID. Trusted builds need the exec server, the warm
+// base (mode "host") and Landlock; otherwise every command is ordinary.
+//
 // This package must not decide policy: it runs what it is given.
 package containerd

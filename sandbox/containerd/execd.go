@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,14 +21,18 @@ import (
 
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd/internal/execd"
+	"github.com/trioagent/trio/sandbox/internal/confine"
 )
 
 // execServer is the host's end of the container's init when that is the
 // exec server (package execd): the executable bound into the container
 // and the folder of its socket.
 type execServer struct {
-	exe string   // this executable on the host, bound at execd.Path
-	ctl *os.File // the socket's folder, opened O_PATH: dialled through /proc/self/fd
+	exe string // this executable on the host, bound at execd.Path
+	// helper is this executable for commands, execute-only, bound at
+	// confine.Path: a trusted build's helpers (see trusted).
+	helper string
+	ctl    *os.File // the socket's folder, opened O_PATH: dialled through /proc/self/fd
 }
 
 // startTimeout bounds the wait for the server to say a command started.
@@ -76,7 +81,15 @@ func newExecServer(cfg Config, stateDir string, initUID uint32) (*execServer, er
 	if err != nil {
 		return nil, fmt.Errorf("exec server: %w", err)
 	}
-	return ctlServer(exe, filepath.Join(stateDir, "ctl"), initUID)
+	helper, err := helperCopy(self, cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("exec server: %w", err)
+	}
+	e, err := ctlServer(exe, filepath.Join(stateDir, "ctl"), initUID)
+	if e != nil {
+		e.helper = helper
+	}
+	return e, err
 }
 
 // ctlServer is the exec server exe whose socket's folder is dir, made
@@ -99,17 +112,31 @@ func ctlServer(exe, dir string, initUID uint32) (*execServer, error) {
 // init's uid may read (owned by it, mode 0500): commands must not read it
 // (an embedder's program may have keys or configuration compiled in).
 // Init must: a process whose program it cannot read is not dumpable from
-// the start and cannot open its own /proc files to set itself up. The
-// copy is made once per executable (named by its size and modification
-// time) and init uid, and shared by the sandboxes of this host; the state
-// folder is root's alone.
+// the start and cannot open its own /proc files to set itself up.
 func initCopy(self, stateDir string, initUID uint32) (string, error) {
+	return exeCopy(self, stateDir, fmt.Sprintf("init-%d", initUID), int(initUID), 0o500)
+}
+
+// helperCopy is a copy of the executable at self in stateDir that
+// everyone may execute and nobody but root may read (owned by root, mode
+// 0111): the helpers of a trusted build (package confine) run from it as
+// the sandbox user, who must not read the program (see initCopy). The
+// helper refuses to run the program's main (confine's init).
+func helperCopy(self, stateDir string) (string, error) {
+	return exeCopy(self, stateDir, "helper", 0, 0o111)
+}
+
+// exeCopy is a copy of the executable at self in stateDir named after
+// name, owned by uid with mode. The copy is made once per executable
+// (named by its size and modification time), and shared by the sandboxes
+// of this host; the state folder is root's alone.
+func exeCopy(self, stateDir, name string, uid int, mode fs.FileMode) (string, error) {
 	st, err := os.Stat(self)
 	if err != nil {
 		return "", err
 	}
-	dst := filepath.Join(stateDir, fmt.Sprintf("init-%d-%d-%d", initUID, st.Size(), st.ModTime().UnixNano()))
-	if got, err := os.Stat(dst); err == nil && got.Size() == st.Size() && got.Mode().Perm() == 0o500 {
+	dst := filepath.Join(stateDir, fmt.Sprintf("%s-%d-%d", name, st.Size(), st.ModTime().UnixNano()))
+	if got, err := os.Stat(dst); err == nil && got.Size() == st.Size() && got.Mode().Perm() == mode {
 		return dst, nil
 	}
 	src, err := os.Open(self)
@@ -117,17 +144,17 @@ func initCopy(self, stateDir string, initUID uint32) (string, error) {
 		return "", err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(stateDir, ".init-*")
+	tmp, err := os.CreateTemp(stateDir, "."+name+"-*")
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
 	_, err = io.Copy(tmp, src)
 	if err == nil {
-		err = tmp.Chown(int(initUID), int(initUID))
+		err = tmp.Chown(uid, uid)
 	}
 	if err == nil {
-		err = tmp.Chmod(0o500)
+		err = tmp.Chmod(mode)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -167,10 +194,14 @@ func (e *execServer) args() []string {
 
 // mounts bind the executable and the socket's folder into the container.
 func (e *execServer) mounts() []specs.Mount {
-	return []specs.Mount{
+	ms := []specs.Mount{
 		{Destination: execd.Path, Type: "bind", Source: e.exe, Options: []string{"bind", "ro", "nosuid", "nodev"}},
 		{Destination: execd.CtlDir, Type: "bind", Source: e.ctl.Name(), Options: []string{"bind", "rw", "nosuid", "nodev", "noexec"}},
 	}
+	if e.helper != "" {
+		ms = append(ms, specs.Mount{Destination: confine.Path, Type: "bind", Source: e.helper, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+	}
+	return ms
 }
 
 // dial connects to the server, waiting while a container that just
@@ -231,6 +262,10 @@ func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sa
 		return fail(err)
 	}
 	req := execd.Request{Argv: cmd.Argv, Env: s.commandEnv(cmd), Dir: cwd, UID: s.uid, GID: s.gid}
+	if s.trusted(cmd) {
+		req.Env = s.trustedEnv(cmd)
+		req.Store, req.StoreFD = []string{trustedCacheDir, baseCacheDir}, confine.StoreFD
+	}
 	// The server answers at once (a fork); a server that does not is
 	// wedged, and waiting longer would outlast every timeout.
 	c.SetDeadline(time.Now().Add(startTimeout))

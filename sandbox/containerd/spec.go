@@ -193,6 +193,7 @@ func (s *Sandbox) mounts(p parts) []specs.Mount {
 	if m, ok := s.goCacheMount(p.gocache); ok {
 		ms = append(ms, m)
 	}
+	ms = append(ms, s.trustedMounts()...)
 	ms = append(ms, s.layoutMounts(p.layout)...)
 	if s.cfg.ModCache != "none" {
 		ms = append(ms, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: s.cfg.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})

@@ -60,6 +60,13 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	if err := os.Lchown(filepath.Join(dir, "upper"), int(s.uid), int(s.gid)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
+	// The run's trusted builds (see trusted): init's uid alone writes them.
+	if err := os.Mkdir(s.trustedDir(), 0o755); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("warm cache: %w", err)
+	}
+	if err := os.Lchown(s.trustedDir(), int(s.initUID), int(s.initUID)); err != nil {
+		return fmt.Errorf("warm cache: %w", err)
+	}
 	s.warmBase = base
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/userns/internal/confine"
+	"github.com/trioagent/trio/sandbox/internal/confine"
 )
 
 var _ sandbox.Starter = (*Sandbox)(nil)

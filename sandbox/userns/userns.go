@@ -21,8 +21,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/confine"
 	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
-	"github.com/trioagent/trio/sandbox/userns/internal/confine"
 )
 
 // pipeGrace bounds the wait for a command's output after bwrap is gone.

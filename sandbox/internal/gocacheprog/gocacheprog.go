@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -127,6 +128,46 @@ func relay(fd string) int {
 	syscall.Shutdown(pair[0], syscall.SHUT_WR)
 	<-done
 	return 0
+}
+
+// ServeControl is the server behind Relay: each message on ctl (a
+// SOCK_SEQPACKET socket) brings one connection, a relay's, served in a
+// goroutine of its own until the relay is done. It returns when every
+// holder of ctl's other end is gone and every connection was served.
+// Errors go to stderr, naming the build cache.
+func ServeControl(ctl int, dir string, bases ...string) {
+	var serving sync.WaitGroup
+	defer serving.Wait()
+	buf, oob := make([]byte, 1), make([]byte, syscall.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := syscall.Recvmsg(ctl, buf, oob, syscall.MSG_CMSG_CLOEXEC)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			continue
+		}
+		fds, err := syscall.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				syscall.Close(fd)
+			}
+			continue
+		}
+		conn := os.NewFile(uintptr(fds[0]), "trio-build-cache")
+		serving.Add(1)
+		go func() {
+			defer serving.Done()
+			defer conn.Close()
+			if err := Serve(conn, conn, dir, bases...); err != nil {
+				fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
+			}
+		}()
+	}
 }
 
 // request and response are cmd/go/internal/cacheprog's Request and
@@ -456,7 +497,10 @@ var errBody = errors.New("body")
 func writeFile(path string, src io.Reader, size int64, sum []byte) error {
 	dir := filepath.Dir(path)
 	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	// Readable by all and writable by the server alone, whatever its
+	// umask: in the containerd kind the server is init, and the go
+	// command reading the entries is the sandbox user.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		io.Copy(io.Discard, src)
 		return err
 	}
@@ -467,6 +511,9 @@ func writeFile(path string, src io.Reader, size int64, sum []byte) error {
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), readErr{src})
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

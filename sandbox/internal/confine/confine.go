@@ -1,6 +1,8 @@
-// Package confine is the userns sandbox's init helper: the code that runs
-// inside bubblewrap, restricts itself (rlimits, Landlock) and execs the
-// command. It is a package of its own, with few imports, so that its init
+// Package confine is the sandboxes' helper inside the sandbox: the userns
+// kind's init, which runs inside bubblewrap, restricts itself (rlimits,
+// Landlock) and execs the command, and for both isolating kinds the
+// helpers of a trusted build (the go command's cache relay and the nest
+// its test binaries run in). It is a package of its own, with few imports, so that its init
 // function runs before the packages a large program links (gRPC, cloud
 // SDKs) initialise: the helper starts in about 3 ms instead of the whole
 // program's start-up time.
@@ -18,7 +20,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -103,6 +104,14 @@ func init() {
 	// The go command's cache program (GOCACHEPROG), started by go
 	// inside the sandbox with gocacheprog.Prog's command line.
 	gocacheprog.Main(Path)
+	// Started from Path any other way, the program does not run: in the
+	// containerd kind commands may execute the helper (not read it), and
+	// must not reach the program's own main, which may hold an
+	// embedder's settings.
+	if exe, err := os.Readlink("/proc/self/exe"); err == nil && exe == Path {
+		fmt.Fprintln(os.Stderr, Marker+"not a helper invocation")
+		os.Exit(ExitCode)
+	}
 }
 
 // runInit confines this process (Landlock over all its threads, then
@@ -292,36 +301,6 @@ func runStore(dir string, bases []string) int {
 		fmt.Fprintf(os.Stderr, Marker+"build cache: landlock: %v\n", err)
 		return ExitCode
 	}
-	var serving sync.WaitGroup
-	defer serving.Wait()
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	for {
-		n, oobn, _, _, err := unix.Recvmsg(3, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n == 0 {
-			return 0
-		}
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(msgs) != 1 {
-			continue
-		}
-		fds, err := unix.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 1 {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-			continue
-		}
-		conn := os.NewFile(uintptr(fds[0]), "store")
-		serving.Add(1)
-		go func() {
-			defer serving.Done()
-			defer conn.Close()
-			if err := gocacheprog.Serve(conn, conn, dir, bases...); err != nil {
-				fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
-			}
-		}()
-	}
+	gocacheprog.ServeControl(3, dir, bases...)
+	return 0
 }

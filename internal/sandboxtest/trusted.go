@@ -1,0 +1,180 @@
+package sandboxtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+// hostileTest is a test that tries, from inside the test binary, every way
+// to change what the go command running it builds, caches or reads back:
+// write the workspace, plant a file among the trusted builds or in the go
+// command's work folder, open the go command's descriptors (its pipes to
+// the cache program) through /proc, and signal it. It prints "DID: " for
+// each that worked, and "TEMP ok" when its own TempDir works.
+const hostileTest = `package p
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestHostile(t *testing.T) {
+	did := func(what string, err error) {
+		if err == nil {
+			fmt.Println("DID: " + what)
+		}
+	}
+	did("write the workspace", os.WriteFile("p.go", []byte("package p\n\nfunc P() int { return 2 }\n"), 0o644))
+	did("plant a trusted build", os.WriteFile("/.trio/trusted/forged", []byte("x"), 0o644))
+	work := filepath.Dir(filepath.Dir(os.Args[0]))
+	did("write the work folder", os.WriteFile(filepath.Join(work, "forged"), []byte("x"), 0o644))
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", os.Getppid()))
+	for _, fd := range fds {
+		if f, err := os.OpenFile(fd, os.O_WRONLY, 0); err == nil {
+			f.Close()
+			did("open the go command's descriptor", nil)
+			break
+		}
+	}
+	did("signal the go command", syscall.Kill(os.Getppid(), 0))
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "f"), []byte("x"), 0o644); err == nil {
+		fmt.Println("TEMP ok")
+	}
+}
+`
+
+var hostileModule = map[string]string{
+	"go.mod":      "module m\n\ngo 1.21\n",
+	"p/p.go":      "package p\n\nfunc P() int { return 1 }\n",
+	"p/p_test.go": hostileTest,
+}
+
+// TrustedOpener opens a sandbox of one kind with trusted builds (see
+// sandbox.TrustedGo) on a workspace holding files, and returns it, its
+// workspace and the host folder of its trusted builds.
+type TrustedOpener func(t *testing.T, files map[string]string) (sb sandbox.Sandbox, ws, trusted string)
+
+// TrustedBuildConfinesTests: a trusted build (sandbox.TrustedGo: go test, run as its argv) runs its
+// test binaries confined apart from the go command: a test cannot write
+// the workspace, the trusted builds or the go command's work folder, nor
+// reach the go command through /proc or a signal, though it has a
+// TempDir of its own. The same test in an ordinary command (through a
+// shell) does all of that: the test's premise.
+//
+// An ordinary command cannot change the trusted builds either.
+func TrustedBuildConfinesTests(t *testing.T, open TrustedOpener) {
+	sb, ws, trusted := open(t, hostileModule)
+	res := run(t, sb, "go", "test", "-v", "./p")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "TEMP ok") {
+		t.Fatalf("the hostile test did not run, or had no TempDir, in a trusted build:\n%s%s", res.Stdout, res.Stderr)
+	}
+	if strings.Contains(res.Stdout, "DID: ") {
+		t.Errorf("a test binary in a trusted build reached past its confinement:\n%s", res.Stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "p", "p.go")); string(b) != hostileModule["p/p.go"] {
+		t.Errorf("the workspace changed: p.go is %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(trusted, "forged")); err == nil {
+		t.Error("a test planted a file among the trusted builds")
+	}
+	if entries, _ := os.ReadDir(trusted); len(entries) == 0 {
+		t.Error("the trusted build stored nothing among the trusted builds")
+	}
+
+	before := ContentHash(t, trusted)
+	res = run(t, sb, "sh", "-c", `for f in $(find /.trio/trusted -type f | head -3); do
+for try in "echo x >> $f" "echo x > $f" "rm -f $f" "mv $f $f.moved" "chmod 777 $f"; do sh -c "$try" 2>/dev/null && echo "CHANGED: $try"; done
+done
+for try in "chmod 777 /.trio/trusted" "mkdir /.trio/trusted/00" "touch /.trio/trusted/forged"; do sh -c "$try" 2>/dev/null && echo "CHANGED: $try"; done
+GOCACHEPROG= GOCACHE=/.trio/trusted go build -a fmt >/dev/null 2>&1; echo tried`)
+	if !strings.Contains(res.Stdout, "tried") || strings.Contains(res.Stdout, "CHANGED") {
+		t.Errorf("an ordinary command changed the trusted builds:\n%s%s", res.Stdout, res.Stderr)
+	}
+	if after := ContentHash(t, trusted); after != before {
+		t.Errorf("the trusted builds changed under an ordinary command: %s, was %s", after, before)
+	}
+
+	res = run(t, sb, "sh", "-c", "go test -v ./p")
+	for _, want := range []string{"DID: write the workspace", "DID: write the work folder", "DID: open the go command's descriptor", "DID: signal the go command"} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("in an ordinary command the test did not %q (the test's premise):\n%s%s", strings.TrimPrefix(want, "DID: "), res.Stdout, res.Stderr)
+		}
+	}
+}
+
+// The Critic's check reuses what the Worker's trusted builds stored,
+// through Reset: the compiled packages and the test results. What an
+// ordinary command built and cached it does not reuse, nor what a go test
+// ran while a started process could change the workspace. Run by
+// the kind's warm-cache test.
+func CheckReusesTrustedBuilds(t *testing.T, open TrustedOpener) {
+	files := map[string]string{
+		"go.mod":      "module m\n\ngo 1.21\n",
+		"p/p.go":      "package p\n\nfunc P() int { return 1 }\n",
+		"p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestP(t *testing.T) {\n\tif P() != 1 {\n\t\tt.Fatal(P())\n\t}\n}\n",
+	}
+	check := func(sb sandbox.Sandbox) string {
+		t.Helper()
+		if err := sb.(sandbox.Resetter).Reset(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"go", "test", "./..."}, Check: true})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("check: %v %+v", err, res)
+		}
+		return res.Stdout
+	}
+
+	sb, ws, _ := open(t, files)
+	if res := run(t, sb, "go", "test", "./..."); res.ExitCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if out := check(sb); !strings.Contains(out, "(cached)") {
+		t.Errorf("the check did not reuse the trusted build's test result:\n%s", out)
+	}
+	// A changed package: its result is not reused, and the new one is.
+	WriteFiles(t, ws, map[string]string{"p/p.go": "package p\n\nvar one = []int{1}\n\nfunc P() int { return one[0] }\n"})
+	if out := check(sb); strings.Contains(out, "(cached)") {
+		t.Errorf("the check reused a result for sources that changed since:\n%s", out)
+	}
+	if out := check(sb); !strings.Contains(out, "(cached)") {
+		t.Errorf("the check did not reuse its own earlier result:\n%s", out)
+	}
+
+	ordinary, _, _ := open(t, files)
+	if res := run(t, ordinary, "sh", "-c", "go test ./... && go test ./..."); res.ExitCode != 0 || !strings.Contains(res.Stdout, "(cached)") {
+		t.Fatalf("an ordinary command's result is not cached for the next (the test's premise): %+v", res)
+	}
+	if out := check(ordinary); strings.Contains(out, "(cached)") {
+		t.Errorf("the check reused an ordinary command's test result:\n%s", out)
+	}
+
+	started, _, _ := open(t, files)
+	p := Start(t, started.(sandbox.Starter), "sleep", "600")
+	if res := run(t, started, "go", "test", "./..."); res.ExitCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if out := check(started); strings.Contains(out, "(cached)") {
+		t.Errorf("the check reused a result from a go test that ran beside a started process:\n%s", out)
+	}
+}
+
+func run(t *testing.T, sb sandbox.Sandbox, argv ...string) sandbox.Result {
+	t.Helper()
+	res, err := sb.Exec(context.Background(), sandbox.Command{Argv: argv})
+	if err != nil {
+		t.Fatalf("Exec %q: %v", argv, err)
+	}
+	return res
+}
