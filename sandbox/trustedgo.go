@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/goccy/go-yaml"
+	"golang.org/x/sys/unix"
 )
 
 //go:embed trustedgo.yaml
@@ -94,8 +96,17 @@ const maxTrustedFiles = 20000
 // command, or empty when it starts: /tmp and HOME.) Without that a trusted build could store
 // a package compiled from a header the Worker changes afterwards, and the
 // Critic would reuse it. Nothing may write the workspace while it runs.
+//
+// The walk also re-dates every file and folder whose modification time
+// is not its change time (see redate): the go command knows the files a
+// test opened by size and modification time, and a command can set the
+// latter back after changing a file.
 func TrustedGoWorkspace(root string) bool {
 	t, err := trustedGo()
+	if err != nil {
+		return false
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return false
 	}
@@ -109,16 +120,26 @@ func TrustedGoWorkspace(root string) bool {
 		if d.Type()&fs.ModeSymlink != 0 {
 			// The go command follows a symlinked source file, and a
 			// symlinked folder named as a package: judge what it names.
+			// One that dangles here, or leads out of the workspace, may
+			// name something else in the sandbox (/workspace/...): no
+			// trusted builds then, nor for a link named as a source.
 			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return nil // dangling: nothing to compile
+			rel, rerr := filepath.Rel(realRoot, target)
+			if err != nil || rerr != nil || !filepath.IsLocal(rel) || slices.Contains(t.UnhashedIncludes, filepath.Ext(name)) {
+				ok = false
+				return filepath.SkipAll
 			}
 			if st, err := os.Stat(target); err != nil || st.IsDir() || slices.Contains(t.UnhashedIncludes, filepath.Ext(target)) {
 				ok = false
 				return filepath.SkipAll
 			}
-		} else if d.IsDir() || !d.Type().IsRegular() {
+		} else if d.IsDir() {
+			return redate(p, d)
+		} else if !d.Type().IsRegular() {
 			return nil
+		}
+		if err := redate(p, d); err != nil {
+			return err
 		}
 		if n++; n > maxTrustedFiles || slices.Contains(t.UnhashedIncludes, filepath.Ext(name)) {
 			ok = false
@@ -139,4 +160,24 @@ func TrustedGoWorkspace(root string) bool {
 		return nil
 	})
 	return ok && err == nil
+}
+
+// redate sets the modification time of the file or folder at p to now
+// when it differs from its change time. A write sets both alike; a
+// command that changed a file and then set its modification time back
+// (touch -d) could not set the change time, so the file gets a time the
+// go command has not seen, and a test result that read it is not reused.
+// Setting it sets both again, so a file is re-dated once.
+func redate(p string, d fs.DirEntry) error {
+	info, err := d.Info()
+	if err != nil {
+		return nil // gone: the go command sees the same
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || st.Mtim == st.Ctim {
+		return nil
+	}
+	// UTIME_NOW, not a time of ours: the kernel then sets the change
+	// time to the same instant.
+	return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}, unix.AT_SYMLINK_NOFOLLOW)
 }

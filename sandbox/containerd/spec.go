@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -62,6 +63,7 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string, p
 		oci.WithNoNewPrivileges,
 		// After the capabilities: the profile follows them.
 		seccomp.WithDefaultProfile(),
+		withoutSyscalls("ptrace"),
 		oci.WithRootFSReadonly(),
 		oci.WithHostname("trio"),
 		oci.WithMounts(s.mounts(p)),
@@ -308,4 +310,29 @@ func (s *Sandbox) layoutMounts(layout sandbox.Layout) []specs.Mount {
 		out[i] = x.mnt
 	}
 	return out
+}
+
+// withoutSyscalls takes names out of the seccomp profile's allowed
+// syscalls, so they fail with its default errno. ptrace goes: a tracer
+// keeps the registers of a process that is not dumpable, which would let
+// a command read or steer the helper it may execute but not read (see
+// helperCopy), and the userns kind refuses it too.
+func withoutSyscalls(names ...string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, spec *oci.Spec) error {
+		if spec.Linux == nil || spec.Linux.Seccomp == nil {
+			return errors.New("seccomp: no profile to narrow")
+		}
+		rules := spec.Linux.Seccomp.Syscalls[:0]
+		for _, r := range spec.Linux.Seccomp.Syscalls {
+			if r.Action == specs.ActAllow {
+				r.Names = slices.DeleteFunc(r.Names, func(n string) bool { return slices.Contains(names, n) })
+				if len(r.Names) == 0 {
+					continue
+				}
+			}
+			rules = append(rules, r)
+		}
+		spec.Linux.Seccomp.Syscalls = rules
+		return nil
+	}
 }

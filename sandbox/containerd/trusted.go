@@ -59,7 +59,7 @@ func (s *Sandbox) trusted(cmd sandbox.Command) bool {
 func (s *Sandbox) trustedEnv(cmd sandbox.Command) []string {
 	env := sandbox.MergeEnv(s.env, []string{"GOCACHE=/tmp/.trio-gocache",
 		"GOCACHEPROG=" + gocacheprog.Relay(confine.Path, confine.StoreFD, trustedCacheDir, baseCacheDir),
-		"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(s.env, "GOFLAGS")+" -exec="+confine.NestPath)})
+		"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(s.env, "GOFLAGS")+" -buildvcs=false -exec="+confine.NestPath)})
 	if cmd.Check {
 		env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode
 	}

@@ -620,7 +620,7 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 		args = append(args, "--bind", s.trustedDir(), trustedCacheDir)
 		env = sandbox.MergeEnv(env, []string{"GOCACHE=/tmp/.trio-gocache",
 			"GOCACHEPROG=" + gocacheprog.Relay(confine.Path, confine.StoreFD, trustedCacheDir, baseCacheDir),
-			"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(env, "GOFLAGS")+" -exec="+confine.NestPath)})
+			"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(env, "GOFLAGS")+" -buildvcs=false -exec="+confine.NestPath)})
 		if cmd.Check {
 			env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode
 		}

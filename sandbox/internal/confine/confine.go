@@ -237,8 +237,17 @@ func runNest(argv []string) int {
 	wd, _ := os.Getwd()
 	sum := sha256.Sum256([]byte(wd + "\x00" + prog[len(built):]))
 	tmp := filepath.Join(os.TempDir(), "trio-test-"+hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
+	// Made new here, whatever an earlier command left at that name (a
+	// symlink to the workspace would take Landlock's rule along): while
+	// a trusted build runs, no other process may write /tmp.
+	if err := os.RemoveAll(tmp); err != nil {
 		return fail("nest: %v", err)
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return fail("nest: %v", err)
+	}
+	if st, err := os.Lstat(tmp); err != nil || !st.IsDir() {
+		return fail("nest: %s is not the folder just made", tmp)
 	}
 	set := map[string]string{"TMPDIR": tmp, "GOCACHE": filepath.Join(tmp, "go-build"),
 		"GOCACHEPROG": gocacheprog.ReadOnly(os.Getenv("GOCACHEPROG"), Path)}

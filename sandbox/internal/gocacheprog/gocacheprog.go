@@ -95,11 +95,13 @@ func Main(path string) {
 	os.Exit(0)
 }
 
-// relay asks the server on descriptor fd (a SOCK_SEQPACKET socket) for a
-// connection of its own, by sending it one end of a new socket pair, and
-// copies the go command's requests to it and its responses back until
-// both ends are done. Every go command the command starts (go test starts
-// more for some packages) gets its own connection this way.
+// relay hands the go command's pipes (its stdin and stdout) to the server
+// on descriptor fd (a SOCK_SEQPACKET socket), with one end of a new
+// socket pair, and waits until the server closes the other end: it has
+// then answered the go command's last request. The server reads and
+// writes the go command's pipes itself, with no copy in between. Every go
+// command the command starts (go test starts more for some packages) is
+// served on its own pipes this way.
 func relay(fd string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "trio build cache: relay: %v\n", err)
@@ -113,32 +115,28 @@ func relay(fd string) int {
 	if err != nil {
 		return fail(err)
 	}
-	err = syscall.Sendmsg(ctl, []byte{0}, syscall.UnixRights(pair[1]), nil, 0)
+	err = syscall.Sendmsg(ctl, []byte{0}, syscall.UnixRights(0, 1, pair[1]), nil, 0)
 	syscall.Close(pair[1])
 	if err != nil {
 		return fail(err)
 	}
-	conn := os.NewFile(uintptr(pair[0]), "trio-build-cache")
-	done := make(chan struct{})
-	go func() {
-		io.Copy(os.Stdout, conn)
-		close(done)
-	}()
-	io.Copy(conn, os.Stdin)
-	syscall.Shutdown(pair[0], syscall.SHUT_WR)
-	<-done
+	// Nothing else holds the go command's pipes open on this side.
+	syscall.Close(0)
+	syscall.Close(1)
+	done := os.NewFile(uintptr(pair[0]), "trio-build-cache")
+	io.Copy(io.Discard, done)
 	return 0
 }
 
 // ServeControl is the server behind Relay: each message on ctl (a
-// SOCK_SEQPACKET socket) brings one connection, a relay's, served in a
-// goroutine of its own until the relay is done. It returns when every
+// SOCK_SEQPACKET socket) brings a relay's go command's stdin and stdout
+// and a socket to close when done, served in a goroutine of its own. It returns when every
 // holder of ctl's other end is gone and every connection was served.
 // Errors go to stderr, naming the build cache.
 func ServeControl(ctl int, dir string, bases ...string) {
 	var serving sync.WaitGroup
 	defer serving.Wait()
-	buf, oob := make([]byte, 1), make([]byte, syscall.CmsgSpace(4))
+	buf, oob := make([]byte, 1), make([]byte, syscall.CmsgSpace(3*4))
 	for {
 		n, oobn, _, _, err := syscall.Recvmsg(ctl, buf, oob, syscall.MSG_CMSG_CLOEXEC)
 		if err == syscall.EINTR {
@@ -152,18 +150,20 @@ func ServeControl(ctl int, dir string, bases ...string) {
 			continue
 		}
 		fds, err := syscall.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 1 {
+		if err != nil || len(fds) != 3 {
 			for _, fd := range fds {
 				syscall.Close(fd)
 			}
 			continue
 		}
-		conn := os.NewFile(uintptr(fds[0]), "trio-build-cache")
+		in, out, done := os.NewFile(uintptr(fds[0]), "go-stdin"), os.NewFile(uintptr(fds[1]), "go-stdout"), os.NewFile(uintptr(fds[2]), "relay")
 		serving.Add(1)
 		go func() {
 			defer serving.Done()
-			defer conn.Close()
-			if err := Serve(conn, conn, dir, bases...); err != nil {
+			defer done.Close()
+			defer in.Close()
+			defer out.Close()
+			if err := Serve(in, out, dir, bases...); err != nil {
 				fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
 			}
 		}()
