@@ -80,13 +80,20 @@
 // assumes that nothing writes the workspace while it runs: Exec calls are
 // serialised and the agent runs its tools one at a time, but an embedder
 // that writes the workspace from another goroutine during Exec must not.
+// The go command gets -buildvcs=false (it would run git, and git the
+// workspace's hooks, outside the nest); a workspace symlink that dangles
+// or leads out of the workspace makes every command ordinary; and before
+// each trusted build a file whose modification time is not its change
+// time (set back by touch -d) is re-dated, since go test knows the files
+// a test read by size and modification time alone. The containerd kind
+// has trusted builds too, with init as the store's server.
 //
 // # How Landlock gets inside
 //
 // Landlock restricts the process that asks and its children, so trio must
 // not ask for itself. bwrap starts the running executable (bound read-only
 // at /.trio/init from /proc/self/exe) with a marker argument; the init
-// function of this package's small internal helper package (few imports,
+// function of the small helper package sandbox/internal/confine (few imports,
 // so it runs before a large program's other initialisers) recognises it
 // before main runs, applies Landlock and the rlimits, and execs the
 // command. Any program that links this
