@@ -21,6 +21,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/confine"
 )
 
 // Labels on every container Trio makes.
@@ -141,7 +142,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{cfg: cfg, client: c, ctx: namespaces.WithNamespace(context.Background(), cfg.Namespace), landlock: landlockABI()}
+	s := &Sandbox{cfg: cfg, client: c, ctx: namespaces.WithNamespace(context.Background(), cfg.Namespace), landlock: confine.ABI()}
 	defer func() {
 		if retErr != nil {
 			s.teardown()

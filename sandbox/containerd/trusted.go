@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/trioagent/trio/sandbox"
@@ -44,7 +43,7 @@ func (s *Sandbox) trustedDir() string {
 // a time and none outlives its Exec, so the toolchain and its test
 // binaries are the only processes in the container while it runs.
 func (s *Sandbox) trusted(cmd sandbox.Command) bool {
-	if s.warmBase == "" || s.execd == nil || s.execd.helper == "" || s.landlock <= 0 || len(cmd.Env) > 0 || !sandbox.TrustedGo(cmd.Argv) {
+	if !s.trustedReady() || len(cmd.Env) > 0 || !sandbox.TrustedGo(cmd.Argv) {
 		return false
 	}
 	s.mu.Lock()
@@ -84,7 +83,7 @@ func (s *Sandbox) helperEntries(dir string) error {
 // trustedMounts bind the run's trusted builds and the warm base into the
 // container, when trusted builds may run.
 func (s *Sandbox) trustedMounts() []specs.Mount {
-	if s.warmBase == "" || s.execd == nil || s.execd.helper == "" || s.landlock <= 0 {
+	if !s.trustedReady() {
 		return nil
 	}
 	return []specs.Mount{
@@ -93,11 +92,8 @@ func (s *Sandbox) trustedMounts() []specs.Mount {
 	}
 }
 
-// landlockABI is the kernel's Landlock ABI, 0 when it has none.
-func landlockABI() int {
-	v, err := ll.LandlockGetABIVersion()
-	if err != nil {
-		return 0
-	}
-	return v
+// trustedReady reports whether this sandbox has what trusted builds need:
+// the exec server with its helper, the warm base and Landlock.
+func (s *Sandbox) trustedReady() bool {
+	return s.warmBase != "" && s.execd != nil && s.execd.helper != "" && s.landlock > 0
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // Available reports whether this machine can run the sandbox with the
@@ -68,15 +66,6 @@ func enableHint() string {
 	}
 	return "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; " +
 		"inside a container, the container's runtime must allow them)"
-}
-
-// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
-func landlockABI() int {
-	v, err := ll.LandlockGetABIVersion()
-	if err != nil {
-		return 0
-	}
-	return v
 }
 
 // formatBytes writes n in the policy file's units (KiB, MiB, GiB).

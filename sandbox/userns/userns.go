@@ -91,7 +91,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err != nil {
 		return nil, fmt.Errorf("userns sandbox: open own executable: %w", err)
 	}
-	s := &Sandbox{cfg: cfg, exe: exe, filter: filter, abi: landlockABI()}
+	s := &Sandbox{cfg: cfg, exe: exe, filter: filter, abi: confine.ABI()}
 	defer func() {
 		if retErr != nil {
 			s.teardown()

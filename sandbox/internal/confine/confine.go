@@ -2,10 +2,10 @@
 // kind's init, which runs inside bubblewrap, restricts itself (rlimits,
 // Landlock) and execs the command, and for both isolating kinds the
 // helpers of a trusted build (the go command's cache relay and the nest
-// its test binaries run in). It is a package of its own, with few imports, so that its init
-// function runs before the packages a large program links (gRPC, cloud
-// SDKs) initialise: the helper starts in about 3 ms instead of the whole
-// program's start-up time.
+// its test binaries run in). It is a package of its own, with few
+// imports, so that its init function runs before the packages a large
+// program links (gRPC, cloud SDKs) initialise: the helper starts in about
+// 3 ms instead of the whole program's start-up time.
 package confine
 
 import (
@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
@@ -183,6 +184,16 @@ func runInit(specJSON string, argv []string) int {
 		code = 127
 	}
 	return fail(code, "trio: cannot run %s: %v", argv[0], err)
+}
+
+// ABI is the kernel's Landlock ABI version, 0 without Landlock: the
+// sandboxes confine commands this way only when it is positive.
+func ABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // landlockConfig is the Landlock ABI this package was verified on (7:
