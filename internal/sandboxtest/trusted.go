@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -33,7 +34,15 @@ func TestHostile(t *testing.T) {
 		}
 	}
 	did("write the workspace", os.WriteFile("p.go", []byte("package p\n\nfunc P() int { return 2 }\n"), 0o644))
-	did("plant a trusted build", os.WriteFile("/.trio/trusted/forged", []byte("x"), 0o644))
+	// Where each kind's trusted builds are, or their go command's cache:
+	// a forged file, and an action entry of the cache's format.
+	action := strings.Repeat("f", 64)
+	entry := fmt.Sprintf("v1 %s %s %20d %20d\n", action, strings.Repeat("0", 64), 1, 1)
+	for _, dir := range []string{"/.trio/trusted", "/.trio/gocache/go-build"} {
+		did("plant a trusted build in "+dir, os.WriteFile(filepath.Join(dir, "forged"), []byte("x"), 0o644))
+		os.Mkdir(filepath.Join(dir, "ff"), 0o777)
+		did("forge an action entry in "+dir, os.WriteFile(filepath.Join(dir, "ff", action+"-a"), []byte(entry), 0o644))
+	}
 	work := filepath.Dir(filepath.Dir(os.Args[0]))
 	did("write the work folder", os.WriteFile(filepath.Join(work, "forged"), []byte("x"), 0o644))
 	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", os.Getppid()))
@@ -82,19 +91,23 @@ func TrustedBuildConfinesTests(t *testing.T, open TrustedOpener) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "p", "p.go")); string(b) != hostileModule["p/p.go"] {
 		t.Errorf("the workspace changed: p.go is %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(trusted, "forged")); err == nil {
-		t.Error("a test planted a file among the trusted builds")
+	for _, f := range []string{"forged", filepath.Join("ff", strings.Repeat("f", 64)+"-a")} {
+		if _, err := os.Stat(filepath.Join(trusted, f)); err == nil {
+			t.Errorf("a test planted %s among the trusted builds", f)
+		}
 	}
 	if entries, _ := os.ReadDir(trusted); len(entries) == 0 {
 		t.Error("the trusted build stored nothing among the trusted builds")
 	}
 
 	before := ContentHash(t, trusted)
-	res = run(t, sb, "sh", "-c", `for f in $(find /.trio/trusted -type f | head -3); do
+	res = run(t, sb, "sh", "-c", `for d in /.trio/trusted /.trio/gocache/go-build; do
+for f in $(find $d -type f 2>/dev/null | head -3); do
 for try in "echo x >> $f" "echo x > $f" "rm -f $f" "mv $f $f.moved" "chmod 777 $f"; do sh -c "$try" 2>/dev/null && echo "CHANGED: $try"; done
 done
-for try in "chmod 777 /.trio/trusted" "mkdir /.trio/trusted/00" "touch /.trio/trusted/forged"; do sh -c "$try" 2>/dev/null && echo "CHANGED: $try"; done
-GOCACHEPROG= GOCACHE=/.trio/trusted go build -a fmt >/dev/null 2>&1; echo tried`)
+for try in "chmod 777 $d" "mkdir $d/00" "touch $d/forged"; do sh -c "$try" 2>/dev/null && echo "CHANGED: $try"; done
+GOCACHEPROG= GOCACHE=$d go build -a fmt >/dev/null 2>&1
+done; echo tried`)
 	if !strings.Contains(res.Stdout, "tried") || strings.Contains(res.Stdout, "CHANGED") {
 		t.Errorf("an ordinary command changed the trusted builds:\n%s%s", res.Stdout, res.Stderr)
 	}

@@ -118,7 +118,7 @@ func median(ds []time.Duration) time.Duration {
 // sandbox's spec, waits for it and deletes it.
 func freshContainer(s *Sandbox, id string, args ...string) error {
 	ctx := s.ctx
-	opts, err := s.containerOpts(ctx, id, args, s.mainParts())
+	opts, err := s.containerOpts(ctx, id, args, s.partsOf(s.box))
 	if err != nil {
 		return err
 	}

@@ -60,25 +60,29 @@ type Sandbox struct {
 	warmBase string        // the trusted Go build cache base, or ""
 	landlock int           // the kernel's Landlock ABI, 0 without (see trusted)
 	alive    *os.File      // the liveness FIFO's only writer (see initArgs)
-	execd    *execServer   // the container's init is the exec server; nil: runc's exec
+	// exe and helper are this executable's copies for the exec server and
+	// a trusted build's helpers (see newExecServer); "": runc's exec.
+	exe, helper string
+	held        []*os.File // exe and helper, locked so that no sandbox prunes them
+	shared      bool       // the trusted builds' mount point is shared (see trustedCacheDir)
+	overlays    int        // the trusted builds' overlays mounted so far
 
 	// ownerUID and ownerGID own the workspace folder at New; with adopt,
 	// Close gives them back what uid owns then.
 	ownerUID, ownerGID uint32
 
-	// execMu serialises commands and guards what follows: the container,
-	// its task, its init, its cgroup and the layout its mounts follow.
-	execMu    sync.Mutex
-	container client.Container
-	task      client.Task
-	initPid   int
-	initPids  map[int]bool // init and its FIFO reader: all the reaper spares
-	cg        *cgroup
-	// fresh asks the next command for a new container: new /tmp and HOME,
+	// execMu serialises commands and guards what follows: the box
+	// commands run in (its container, task, init, cgroup and the layout
+	// its mounts follow read as the sandbox's), the spare's job and the
+	// count of boxes.
+	execMu sync.Mutex
+	*box
+	spare *spareJob
+	boxes int
+	// fresh asks the next command for a new box: new /tmp and HOME,
 	// an empty build cache layer (Reset, or an OOM kill that may have left
 	// memory pinned).
 	fresh    bool
-	layout   sandbox.Layout
 	restarts int
 
 	mu     sync.Mutex
@@ -142,7 +146,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{cfg: cfg, client: c, ctx: namespaces.WithNamespace(context.Background(), cfg.Namespace), landlock: confine.ABI()}
+	s := &Sandbox{cfg: cfg, client: c, ctx: namespaces.WithNamespace(context.Background(), cfg.Namespace), landlock: confine.ABI(), box: &box{}}
 	defer func() {
 		if retErr != nil {
 			s.teardown()
@@ -187,21 +191,19 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.start(ctx, layout); err != nil {
 		return nil, err
 	}
+	s.prepareSpare(nil, layout)
 	return s, nil
 }
 
-// makeState creates the run's state folder: the rootfs, the cache, the
-// FIFOs of commands' output, the liveness FIFO (held open for writing by
-// this process alone; only init's uid may open it), and the empty file
-// and folder bound over hidden entries.
+// makeState creates the run's state folder: the rootfs, the boxes'
+// folder (see box), the FIFOs of commands' output, the liveness FIFO
+// (held open for writing by this process alone; only init's uid may open
+// it), and the empty file and folder bound over hidden entries.
 func (s *Sandbox) makeState() error {
-	for _, d := range []string{"rootfs", "cache", "fifo", "alive"} {
+	for _, d := range []string{"rootfs", "box", "fifo", "alive"} {
 		if err := os.MkdirAll(filepath.Join(s.stateDir, d), 0o755); err != nil {
 			return err
 		}
-	}
-	if err := os.Lchown(s.cacheDir(), int(s.uid), int(s.gid)); err != nil {
-		return err
 	}
 	if err := os.Mkdir(filepath.Join(s.stateDir, "empty-dir"), 0); err != nil {
 		return err
@@ -223,18 +225,10 @@ func (s *Sandbox) makeState() error {
 		return fmt.Errorf("liveness fifo: %w", err)
 	}
 	s.alive = f
-	if s.execd, err = newExecServer(s.cfg, s.stateDir, s.initUID); err != nil || s.execd == nil {
+	if s.exe, s.helper, s.held, err = newExecServer(s.cfg, s.initUID); err != nil || s.exe == "" {
 		return err
 	}
 	return s.helperEntries(filepath.Join(s.stateDir, "alive"))
-}
-
-// cacheDir is the run's cache folder on the host, bound at CacheDir.
-func (s *Sandbox) cacheDir() string {
-	if s.cfg.goCache != "" {
-		return s.cfg.goCache
-	}
-	return filepath.Join(s.stateDir, "cache")
 }
 
 // planLayout is the layout the rules select in the workspace now, of any
@@ -250,56 +244,50 @@ func (s *Sandbox) planLayout() (sandbox.Layout, error) {
 	return l, nil
 }
 
-// start creates and starts the run's container with layout's mounts.
-// Callers hold execMu.
+// start makes the run's next box, following layout, and starts its
+// container; commands run there from now on. Callers hold execMu.
 func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
-	s.layout = layout
-	id := "trio-" + s.cfg.RunID
-	args := initArgs
-	if s.execd != nil {
-		args = s.execd.args()
-	}
-	opts, err := s.containerOpts(ctx, id, args, s.mainParts())
+	b, err := s.newBox(layout)
 	if err != nil {
 		return err
 	}
-	s.container, err = s.client.NewContainer(ctx, id, opts...)
-	if err != nil {
-		return fmt.Errorf("create container %s: %w", id, err)
+	// The box is the sandbox's before its container starts, so that
+	// teardown removes what a failed start left.
+	s.box = b
+	if err := s.startBox(ctx, b); err != nil {
+		return err
 	}
-	// What init says (the exec server's reason to stop) goes to a log
-	// that errors quote.
-	s.task, err = s.container.NewTask(ctx, cio.LogFile(s.initLog()))
-	if err != nil {
-		return fmt.Errorf("create task %s: %w", id, err)
-	}
-	if err := s.task.Start(ctx); err != nil {
-		return fmt.Errorf("start task %s: %w", id, err)
-	}
-	s.initPid = int(s.task.Pid())
-	s.cg, _ = cgroupOf(s.initPid) // nil: reap falls back to containerd's listing
-	s.protectInit(ctx)
 	s.ooms.Store(s.oomKills(ctx))
 	return nil
 }
 
-// restart replaces the container: its init died (a command brought it
-// down) or the layout changed. Callers hold execMu.
+// restart moves commands to a new box (see box): Reset, or an OOM kill,
+// asked for one, its init died (a command brought it down) or the layout
+// changed. The spare is taken when it follows layout; the boxes left
+// behind are removed in the background, and a new spare started after
+// them. Callers hold execMu.
 func (s *Sandbox) restart(ctx context.Context, layout sandbox.Layout) error {
-	if s.container != nil {
-		if err := removeContainer(ctx, s.container); err != nil {
-			return fmt.Errorf("remove the old container: %w", err)
-		}
-		s.container, s.task = nil, nil
-	}
+	old := []*box{s.box}
 	s.restarts++
-	if s.fresh {
-		if err := s.resetCacheLayer(); err != nil {
-			return err
-		}
-	}
 	s.fresh = false
-	return s.start(ctx, layout)
+	spare, discard := s.takeSpare(layout)
+	if discard != nil {
+		old = append(old, discard)
+	}
+	if spare != nil {
+		s.box = spare
+		s.ooms.Store(s.oomKills(ctx))
+	} else if err := s.start(ctx, layout); err != nil {
+		// The failed box is removed with the others, and the next
+		// command tries again.
+		s.fresh = true
+		old = append(old, s.box)
+		s.box = &box{}
+		s.prepareSpare(old, layout)
+		return err
+	}
+	s.prepareSpare(old, s.layout)
+	return nil
 }
 
 // Reset makes the next command run in a new container: nothing an earlier
@@ -311,30 +299,6 @@ func (s *Sandbox) Reset(ctx context.Context) error {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.fresh = true
-	return nil
-}
-
-// resetCacheLayer empties the run's writable cache: the /cache folder and
-// the upper layer over the warm base. Callers hold execMu, with no
-// container running.
-func (s *Sandbox) resetCacheLayer() error {
-	dirs := []string{s.cacheDir()}
-	if s.warmBase != "" {
-		dirs = append(dirs, filepath.Join(s.stateDir, "gocache", "upper"), filepath.Join(s.stateDir, "gocache", "work"))
-	}
-	for _, d := range dirs {
-		if err := os.RemoveAll(d); err != nil {
-			return fmt.Errorf("reset %s: %w", d, err)
-		}
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return fmt.Errorf("reset %s: %w", d, err)
-		}
-		if filepath.Base(d) != "work" {
-			if err := os.Lchown(d, int(s.uid), int(s.gid)); err != nil {
-				return fmt.Errorf("reset %s: %w", d, err)
-			}
-		}
-	}
 	return nil
 }
 
@@ -399,16 +363,22 @@ func (s *Sandbox) teardown() error {
 	defer cancel()
 	// Started processes first: their containers use the state folder.
 	errs := []error{s.stopAll()}
-	if s.container != nil {
-		if err := removeContainer(ctx, s.container); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	// The boxes side by side: each removal mostly waits for containerd.
+	cur := make(chan error, 1)
+	b := s.box
+	go func() { cur <- s.removeBox(ctx, b) }()
+	spare, discard := s.takeSpare(s.layout)
+	errs = append(errs, s.removeBox(ctx, spare), s.removeBox(ctx, discard), <-cur)
 	if s.alive != nil {
 		s.alive.Close()
 	}
-	s.execd.close()
+	for _, f := range s.held {
+		f.Close()
+	}
 	if s.stateDir != "" {
+		if err := unmountUnder(s.stateDir); err != nil {
+			errs = append(errs, err)
+		}
 		if err := os.RemoveAll(s.stateDir); err != nil {
 			errs = append(errs, err)
 		}
@@ -528,16 +498,31 @@ func (s *Sandbox) afterCommand(stderr io.Writer) error {
 	return err
 }
 
-func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, cwd string, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (_ sandbox.Result, retErr error) {
 	// Container calls use s.ctx so that a cancelled ctx still lets us
 	// kill and clean up.
 	bg := s.ctx
 	oomBefore := s.ooms.Load()
+	trusted := s.trusted(cmd)
+	if trusted {
+		if err := s.mountTrusted(); err != nil {
+			fmt.Fprintf(stderr, "trio: %v; %s runs as an ordinary command\n", err, cmd.Argv[0])
+			trusted = false
+		} else {
+			// After every return below, which all come after the reaping:
+			// no process of the build is left to write the overlay.
+			defer func() {
+				if uerr := s.unmountTrusted(stderr, true); uerr != nil && retErr == nil {
+					retErr = fmt.Errorf("containerd sandbox: %s: %w", cmd.Argv[0], uerr)
+				}
+			}()
+		}
+	}
 	start := s.startRunc
 	if s.execd != nil {
 		start = s.startExecd
 	}
-	p, failed, err := start(cmd, cwd, stdout, stderr)
+	p, failed, err := start(cmd, cwd, trusted, stdout, stderr)
 	if err != nil || failed != nil {
 		if failed != nil {
 			return *failed, nil
@@ -630,7 +615,7 @@ type exitStatus struct {
 // startRunc starts cmd with runc's exec, through containerd: the way when
 // the container's init is not the exec server (see startExecd). A command
 // that could not start comes back as a Result (126 or 127).
-func (s *Sandbox) startRunc(cmd sandbox.Command, cwd string, stdout, stderr *sandbox.CappedBuffer) (*proc, *sandbox.Result, error) {
+func (s *Sandbox) startRunc(cmd sandbox.Command, cwd string, _ bool, stdout, stderr *sandbox.CappedBuffer) (*proc, *sandbox.Result, error) {
 	bg := s.ctx
 	execID := "exec-" + strconv.FormatInt(s.execs.Add(1), 10)
 	p, err := s.task.Exec(bg, execID, s.processSpec(cmd, cwd), cio.NewCreator(cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(filepath.Join(s.stateDir, "fifo"))))

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -338,7 +339,9 @@ func TestCloseRemovesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, s, "true")
-	if got := trioContainers(t, runID); len(got) != 2 {
+	waitSpare(s)
+	// The run's container, its task and the spare box's container.
+	if got := trioContainers(t, runID); len(got) != 3 {
 		t.Errorf("while open: %v", got)
 	}
 	state := s.stateDir
@@ -380,7 +383,9 @@ func TestLeftoversOfCrashedRunRemoved(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("crash child: %v\n%s", err, out)
 	}
-	if got := trioContainers(t, runID); len(got) != 2 {
+	// Its container and task, and its spare box's container if it had
+	// started one yet.
+	if got := trioContainers(t, runID); !slices.Contains(got, "trio-"+runID) || !slices.Contains(got, "task trio-"+runID) {
 		t.Fatalf("the crashed run left %v, want its container and task", got)
 	}
 	s := newSandbox(t, Config{RunID: runID + "-next"})

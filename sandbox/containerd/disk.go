@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -45,10 +44,14 @@ func usage(dir string) int64 {
 }
 
 // written is what the run has added to the host's disk: the workspace's
-// growth since the sandbox opened plus the cache folders (the run
-// container's and each started process's).
+// growth since the sandbox opened plus the cache folders (the boxes',
+// the trusted builds and each started process's).
 func (s *Sandbox) written() int64 {
-	return usage(s.cfg.Workspace) - s.diskBase + usage(s.cacheDir()) + usage(filepath.Join(s.stateDir, "gocache")) + usage(s.procsDir())
+	n := usage(s.cfg.Workspace) - s.diskBase + usage(s.boxesDir()) + usage(s.trustedDir()) + usage(s.procsDir())
+	if s.cfg.goCache != "" {
+		n += usage(s.cfg.goCache)
+	}
+	return n
 }
 
 // overDisk reports whether the run's writes passed Limits.Disk.

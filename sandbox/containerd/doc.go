@@ -109,18 +109,35 @@
 // flags only, no environment of its own, no started process, a workspace
 // sandbox.TrustedGoWorkspace accepts) stores what it compiles and the test
 // results it gets in the run's trusted builds, which Reset keeps: the
-// Critic's checks reuse them. Only the exec server writes them, as init's
-// uid, which owns the folder (bound at /.trio/trusted, read-only to every
-// command by ownership): the command gets one end of a socket as
-// descriptor 100, and its go command's cache program is a relay to it.
-// The relay and the nest its test binaries run through (go test -exec:
-// a nested Landlock domain that may write only a /tmp folder of its own,
-// HOME, /dev and the folder go linked the binary in, and that cannot
-// signal or trace the go command) are this executable, bound at
-// /.trio/init as a copy commands may execute but not read (root's, mode
-// 0111), which refuses to run the program's main. Every put is checked
-// against its output ID. Trusted builds need the exec server, the warm
-// base (mode "host") and Landlock; otherwise every command is ordinary.
+// Critic's checks reuse them. The go command's GOCACHE is
+// /.trio/gocache/go-build, a plain disk cache: for the build's time only,
+// the host mounts an overlay there (the trusted builds and the warm base
+// below, read-only; a new upper layer the go command writes), and mount
+// propagation brings it into the container (/.trio/gocache is a
+// non-recursive slave bind of a shared mount point, so a box that starts
+// meanwhile keeps no copy). Between builds the folder is empty and no
+// command can write it. When the build's processes are gone
+// the host unmounts the overlay and moves into the trusted builds each
+// output whose content is its ID and each action entry of the cache's
+// format (gocacheprog.Import). The nest its test binaries run through
+// (go test -exec: a nested Landlock domain that may write only a /tmp
+// folder of its own, HOME, /dev and the folder go linked the binary in,
+// so not the cache, and that cannot signal or trace the go command) is
+// this executable, bound at /.trio/init as a copy commands may execute
+// but not read (root's, mode 0111), which refuses to run the program's
+// main. Trusted builds need the exec server, the warm base (mode "host"),
+// Landlock and a mount point this process can share with containerd's
+// (the same mount namespace); otherwise every command is ordinary.
+//
+// # Boxes
+//
+// A run's commands move to a new container, a box, at Reset, after an
+// OOM kill or init's death, and when the layout changes: a new /tmp,
+// HOME and cache layer. A spare box, started in the background with the
+// current layout, is taken when the layout is still the workspace's
+// (entries compared by inode too), so Reset costs no container start on
+// the way to the Critic's checks; the boxes left behind are removed in
+// the background.
 //
 // This package must not decide policy: it runs what it is given.
 package containerd

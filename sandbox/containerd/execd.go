@@ -62,34 +62,35 @@ func haveCap(c int) bool {
 	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
-// newExecServer readies the exec server for a sandbox whose state folder
-// is stateDir, or returns nil when this executable cannot run in the
-// container: with an image as the root, a dynamically linked executable
-// would not find its libraries there. Then commands go through runc's exec.
-func newExecServer(cfg Config, stateDir string, initUID uint32) (*execServer, error) {
+// newExecServer readies the exec server: this executable's copies for
+// init and for a trusted build's helpers (see initCopy and helperCopy),
+// each box's server then has a socket folder of its own (ctlServer). It
+// returns "" when this executable cannot run in the container: with an
+// image as the root, a dynamically linked executable would not find its
+// libraries there. Then commands go through runc's exec.
+// The copies stay while the sandbox holds the returned files open (see
+// exeCopy).
+func newExecServer(cfg Config, initUID uint32) (exe, helper string, held []*os.File, err error) {
 	if cfg.noExecServer {
-		return nil, nil
+		return "", "", nil, nil
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, nil
+		return "", "", nil, nil
 	}
 	if cfg.RootFS != RootFSHost && !static(self) {
-		return nil, nil
+		return "", "", nil, nil
 	}
-	exe, err := initCopy(self, cfg.StateDir, initUID)
+	exe, e, err := initCopy(self, cfg.StateDir, initUID)
 	if err != nil {
-		return nil, fmt.Errorf("exec server: %w", err)
+		return "", "", nil, fmt.Errorf("exec server: %w", err)
 	}
-	helper, err := helperCopy(self, cfg.StateDir)
+	helper, h, err := helperCopy(self, cfg.StateDir)
 	if err != nil {
-		return nil, fmt.Errorf("exec server: %w", err)
+		e.Close()
+		return "", "", nil, fmt.Errorf("exec server: %w", err)
 	}
-	e, err := ctlServer(exe, filepath.Join(stateDir, "ctl"), initUID)
-	if e != nil {
-		e.helper = helper
-	}
-	return e, err
+	return exe, helper, []*os.File{e, h}, nil
 }
 
 // ctlServer is the exec server exe whose socket's folder is dir, made
@@ -113,7 +114,7 @@ func ctlServer(exe, dir string, initUID uint32) (*execServer, error) {
 // (an embedder's program may have keys or configuration compiled in).
 // Init must: a process whose program it cannot read is not dumpable from
 // the start and cannot open its own /proc files to set itself up.
-func initCopy(self, stateDir string, initUID uint32) (string, error) {
+func initCopy(self, stateDir string, initUID uint32) (string, *os.File, error) {
 	return exeCopy(self, stateDir, fmt.Sprintf("init-%d", initUID), int(initUID), 0o500)
 }
 
@@ -122,15 +123,65 @@ func initCopy(self, stateDir string, initUID uint32) (string, error) {
 // 0111): the helpers of a trusted build (package confine) run from it as
 // the sandbox user, who must not read the program (see initCopy). The
 // helper refuses to run the program's main (confine's init).
-func helperCopy(self, stateDir string) (string, error) {
+func helperCopy(self, stateDir string) (string, *os.File, error) {
 	return exeCopy(self, stateDir, "helper", 0, 0o111)
 }
 
 // exeCopy is a copy of the executable at self in stateDir named after
-// name, owned by uid with mode. The copy is made once per executable
-// (named by its size and modification time), and shared by the sandboxes
-// of this host; the state folder is root's alone.
-func exeCopy(self, stateDir, name string, uid int, mode fs.FileMode) (string, error) {
+// name, owned by uid with mode, and the copy opened with a shared lock,
+// which the caller holds while it may start containers that bind it. The
+// copy is made once per executable (named by its size and modification
+// time), and shared by the sandboxes of this host; the state folder is
+// root's alone. Copies of other executables that no sandbox holds (an
+// earlier trio's, a rebuilt test binary's) are removed.
+func exeCopy(self, stateDir, name string, uid int, mode fs.FileMode) (string, *os.File, error) {
+	for range 3 {
+		dst, err := makeCopy(self, stateDir, name, uid, mode)
+		if err != nil {
+			return "", nil, err
+		}
+		f, err := os.Open(dst)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by another sandbox's pruning meanwhile
+		} else if err != nil {
+			return "", nil, err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+			f.Close()
+			return "", nil, err
+		}
+		held, herr := f.Stat()
+		now, nerr := os.Stat(dst)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			pruneCopies(stateDir, name, dst)
+			return dst, f, nil
+		}
+		f.Close()
+	}
+	return "", nil, fmt.Errorf("copy %s: removed while it was made", self)
+}
+
+// pruneCopies removes stateDir's copies named after name but for keep
+// that no sandbox holds (see exeCopy).
+func pruneCopies(stateDir, name, keep string) {
+	old, _ := filepath.Glob(filepath.Join(stateDir, name+"-*"))
+	for _, p := range old {
+		if p == keep {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			os.Remove(p)
+		}
+		f.Close()
+	}
+}
+
+// makeCopy makes exeCopy's copy unless it is there.
+func makeCopy(self, stateDir, name string, uid int, mode fs.FileMode) (string, error) {
 	st, err := os.Stat(self)
 	if err != nil {
 		return "", err
@@ -237,7 +288,7 @@ func (e *execServer) dial(alive func() bool) (*net.UnixConn, error) {
 // is a child of init, forked inside the container, with its stdout and
 // stderr on pipes this process reads. A command that could not start
 // comes back as a Result (126 or 127).
-func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sandbox.CappedBuffer) (*proc, *sandbox.Result, error) {
+func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, trusted bool, stdout, stderr *sandbox.CappedBuffer) (*proc, *sandbox.Result, error) {
 	fail := func(err error) (*proc, *sandbox.Result, error) {
 		said := ""
 		if !s.initAlive() {
@@ -262,9 +313,8 @@ func (s *Sandbox) startExecd(cmd sandbox.Command, cwd string, stdout, stderr *sa
 		return fail(err)
 	}
 	req := execd.Request{Argv: cmd.Argv, Env: s.commandEnv(cmd), Dir: cwd, UID: s.uid, GID: s.gid}
-	if s.trusted(cmd) {
+	if trusted {
 		req.Env = s.trustedEnv(cmd)
-		req.Store, req.StoreFD = []string{trustedCacheDir, baseCacheDir}, confine.StoreFD
 	}
 	// The server answers at once (a fork); a server that does not is
 	// wedged, and waiting longer would outlast every timeout.
@@ -348,9 +398,6 @@ func pipe() (*os.File, int, error) {
 	}
 	return os.NewFile(uintptr(p[0]), "|"+strconv.Itoa(p[0])), p[1], nil
 }
-
-// initLog is the file the container's init writes its stdout and stderr to.
-func (s *Sandbox) initLog() string { return filepath.Join(s.stateDir, "init.log") }
 
 // initSaid is the end of the init's log, for an error message: ": …" or "".
 func (s *Sandbox) initSaid() string { return said(s.initLog()) }

@@ -56,3 +56,14 @@ func run(t testing.TB, s *Sandbox, argv ...string) sandbox.Result {
 	}
 	return res
 }
+
+// waitSpare waits until the sandbox's spare box has started (or failed
+// to), so that what containerd lists is settled.
+func waitSpare(s *Sandbox) {
+	s.execMu.Lock()
+	job := s.spare
+	s.execMu.Unlock()
+	if job != nil {
+		<-job.done
+	}
+}

@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/sandbox"
 )
@@ -73,7 +76,9 @@ func removeLeftovers(ctx context.Context, c *client.Client) ([]Leftover, error) 
 		}
 		l := Leftover{Container: ctr.ID(), Run: labels[LabelRun], Owner: labels[LabelOwner]}
 		if dir := labels[LabelState]; dir != "" && filepath.IsAbs(dir) && strings.Contains(dir, "trio") {
-			if err := os.RemoveAll(dir); err != nil {
+			if err := unmountUnder(dir); err != nil {
+				errs = append(errs, err)
+			} else if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -93,4 +98,22 @@ func removeLeftovers(ctx context.Context, c *client.Client) ([]Leftover, error) 
 		return out, fmt.Errorf("remove leftovers of dead runs: %w", err)
 	}
 	return out, nil
+}
+
+// unmountUnder detaches every mount at or under dir, deepest first: a
+// run's state folder holds the trusted builds' shared mount point (see
+// trustedCacheDir), which a removal must not descend into.
+func unmountUnder(dir string) error {
+	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		return fmt.Errorf("list mounts under %s: %w", dir, err)
+	}
+	slices.SortFunc(ms, func(a, b *mountinfo.Info) int { return strings.Compare(b.Mountpoint, a.Mountpoint) })
+	var errs []error
+	for _, m := range ms {
+		if err := unix.Unmount(m.Mountpoint, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", m.Mountpoint, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -8,16 +8,16 @@ import (
 	"github.com/containerd/typeurl/v2"
 )
 
-// oomKills is the container's count of OOM kills (cgroup v1 oom_control or
+// oomKills is b's container's count of OOM kills (cgroup v1 oom_control or
 // v2 memory.events), or 0 when unknown: from the cgroup's file when this
 // process can read it, else through containerd's metrics.
-func (s *Sandbox) oomKills(ctx context.Context) uint64 {
-	if s.cg != nil {
-		if n, ok := s.cg.oomKills(); ok {
+func (b *box) oomKills(ctx context.Context) uint64 {
+	if b.cg != nil {
+		if n, ok := b.cg.oomKills(); ok {
 			return n
 		}
 	}
-	m, err := s.task.Metrics(ctx)
+	m, err := b.task.Metrics(ctx)
 	if err != nil || m == nil || m.Data == nil {
 		return 0
 	}

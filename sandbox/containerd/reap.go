@@ -222,38 +222,38 @@ func (s *Sandbox) reap(ctx context.Context) error {
 // forked by init just after start, so this waits for it.
 //
 // It also records init's pids, the only ones the reaper spares: no command
-// has run yet, so the processes of init's uid now are init's.
-func (s *Sandbox) protectInit(ctx context.Context) {
-	s.initPids = map[int]bool{}
+// has run in b yet, so the processes of init's uid there now are init's.
+func (s *Sandbox) protectInit(ctx context.Context, b *box) {
+	b.initPids = map[int]bool{}
 	for range 4000 {
-		pids, err := s.listPids(ctx)
+		pids, err := b.listPids(ctx)
 		if err != nil {
 			return
 		}
 		for _, pid := range pids {
-			if uid, _, ok := procInfo(pid); ok && uid == int(s.initUID) && !s.initPids[pid] {
-				s.initPids[pid] = true
+			if uid, _, ok := procInfo(pid); ok && uid == int(s.initUID) && !b.initPids[pid] {
+				b.initPids[pid] = true
 				os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-1000"), 0)
 			}
 		}
 		want := 2 // the shell and cat
-		if s.execd != nil {
+		if b.execd != nil {
 			want = 1 // the exec server alone
 		}
-		if len(s.initPids) >= want {
+		if len(b.initPids) >= want {
 			return
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
 }
 
-// listPids lists the container's processes: from its cgroup, else through
-// containerd.
-func (s *Sandbox) listPids(ctx context.Context) ([]int, error) {
-	if s.cg != nil {
-		return s.cg.pids()
+// listPids lists the processes of b's container: from its cgroup, else
+// through containerd.
+func (b *box) listPids(ctx context.Context) ([]int, error) {
+	if b.cg != nil {
+		return b.cg.pids()
 	}
-	ps, err := s.task.Pids(ctx)
+	ps, err := b.task.Pids(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -392,8 +392,9 @@ func TestReviewTrustedTestInputByStat(t *testing.T) {
 // information: the go command runs git status in the workspace, and git
 // runs the repository's core.fsmonitor hook (or one from ~/.gitconfig in
 // HOME, which lives on between commands). Both are the Worker's: the hook
-// runs as a child of the go command, outside any Landlock domain, with
-// descriptor 100 (the store's) and the relay in GOCACHEPROG. It runs go
+// runs as a child of the go command, outside any Landlock domain, where
+// it could write the build's cache (the overlay the run's trusted builds
+// keep, or the store's descriptor it had before). It runs go
 // test itself, with a -toolexec wrapper that passes -V=full through (so
 // every action ID is as without it) and compiles b from the right code
 // while the go command hashed the wrong code: the store gets b's test
@@ -433,8 +434,8 @@ exit 1
 	res := run(t, s, "go", "build", "./...")
 	hook, _ := os.ReadFile(filepath.Join(ws, "hook.out"))
 	t.Logf("trusted go build: %s\nhook: %s", out(res), hook)
-	if strings.Contains(string(hook), "fd 100: socket:") {
-		t.Errorf("the Worker's git hook ran inside a trusted build with the store's descriptor:\n%s", hook)
+	if len(hook) > 0 {
+		t.Errorf("the Worker's git hook ran inside a trusted build:\n%s", hook)
 	}
 	if res := run(t, s, "sh", "-c", "rm -rf .git; go test -count=1 ./b"); res.ExitCode == 0 {
 		t.Fatalf("premise: b's test passes:\n%s", out(res))

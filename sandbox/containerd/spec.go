@@ -37,18 +37,13 @@ const (
 	aliveFIFO = "alive"
 )
 
-// parts are what each of a run's containers has of its own: the run's
-// container and each started process's (see Start).
+// parts are what each of a run's containers has of its own: each box's
+// (see box) and each started process's (see Start).
 type parts struct {
 	execd   *execServer // nil: runc's exec, with the shell init
 	cache   string      // the host folder bound at CacheDir
 	gocache string      // the folder of the Go build cache overlay's upper and work layers
 	layout  sandbox.Layout
-}
-
-// mainParts are the run's container's.
-func (s *Sandbox) mainParts() parts {
-	return parts{execd: s.execd, cache: s.cacheDir(), gocache: filepath.Join(s.stateDir, "gocache"), layout: s.layout}
 }
 
 func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string, p parts) ([]client.NewContainerOpts, error) {

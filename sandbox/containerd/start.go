@@ -54,7 +54,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	if err != nil {
 		return nil, err
 	}
-	if s.execd == nil {
+	if s.exe == "" {
 		return nil, fmt.Errorf("containerd sandbox: start %s: %w", cmd.Argv[0], errNoExecServer)
 	}
 	// Serialised with commands: the layout is planned, and a lent
@@ -173,7 +173,7 @@ func (p *process) start(ctx context.Context, cmd sandbox.Command, cwd string, la
 		}
 	}
 	var err error
-	if p.execd, err = ctlServer(s.execd.exe, filepath.Join(p.dir, "ctl"), s.initUID); err != nil {
+	if p.execd, err = ctlServer(s.exe, filepath.Join(p.dir, "ctl"), s.initUID); err != nil {
 		return fmt.Errorf("exec server: %w", err)
 	}
 	// Container calls use the sandbox's context, bounded: a cancelled ctx

@@ -119,7 +119,12 @@ func TestStopLeavesNoProcess(t *testing.T) {
 	if l, err := r.ReadString('\n'); err != nil || l != "ready\n" {
 		t.Fatalf("got %q, %v", l, err)
 	}
+	// The subshell's setsid may exec after the echo.
 	pids := sandboxtest.HostPids(t, marker)
+	for i := 0; len(pids) < 3 && i < 100; i++ {
+		time.Sleep(20 * time.Millisecond)
+		pids = sandboxtest.HostPids(t, marker)
+	}
 	if len(pids) < 3 {
 		t.Fatalf("found %d of the 3 sleeps on the host: %v", len(pids), pids)
 	}
@@ -160,8 +165,9 @@ func TestCloseRemovesStarted(t *testing.T) {
 	}
 	filter := fmt.Sprintf(`labels.%q==%q`, LabelRun, s.cfg.RunID)
 	ctx := s.ctx
-	if cs, err := s.client.Containers(ctx, filter); err != nil || len(cs) != 3 {
-		t.Fatalf("before Close: %d containers with the run's label, want 3 (%v)", len(cs), err)
+	waitSpare(s)
+	if cs, err := s.client.Containers(ctx, filter); err != nil || len(cs) != 4 {
+		t.Fatalf("before Close: %d containers with the run's label, want 4: the run's, its spare and two started (%v)", len(cs), err)
 	}
 	if n := len(sandboxtest.HostPids(t, marker)); n != 2 {
 		t.Fatalf("before Close: %d started processes on the host, want 2", n)

@@ -1,11 +1,17 @@
 package containerd
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // trustedOpener opens containerd sandboxes with trusted builds: the exec
@@ -54,5 +60,95 @@ func TestHelperRunsNoMain(t *testing.T) {
 	}
 	if st, err := os.Stat(s.execd.helper); err != nil || st.Mode().Perm() != 0o111 {
 		t.Errorf("helper copy: %v %v", st, err)
+	}
+}
+
+// The trusted builds' overlay is there only while a trusted build runs:
+// before and after, in every box, including a spare that started while a
+// build ran (a container made then would keep a writable copy of the
+// overlay that the unmount does not reach), /.trio/gocache is an empty
+// folder no command can write, and what the builds stored stays put.
+func TestTrustedOverlayOnlyDuringBuild(t *testing.T) {
+	sb, _, trusted := trustedOpener(t, map[string]string{
+		"go.mod":      "module m\n\ngo 1.21\n",
+		"p/p.go":      "package p\n\nfunc P() int { return 1 }\n",
+		"p/p_test.go": "package p\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestP(t *testing.T) {\n\ttime.Sleep(500 * time.Millisecond)\n\tif P() != 1 {\n\t\tt.Fatal(P())\n\t}\n}\n",
+	})
+	s := sb.(*Sandbox)
+	// What is mounted there must be the bind of the mount point alone,
+	// with nothing (a copy of an overlay) mounted in it.
+	check := `ls -A /.trio/gocache/go-build 2>&1; for d in /.trio/gocache /.trio/gocache/go-build; do
+touch $d/x 2>/dev/null && echo WROTE; mkdir $d/00 2>/dev/null && echo WROTE; done
+grep -c ' /.trio/gocache[ /]' /proc/self/mountinfo`
+	for i := range 3 {
+		if err := s.Reset(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// The Reset's spare starts while this build runs.
+		if res := run(t, s, "go", "test", "-count=1", "./p"); res.ExitCode != 0 {
+			t.Fatalf("round %d: trusted build: %s%s", i, res.Stdout, res.Stderr)
+		}
+		before := sandboxtest.ContentHash(t, trusted)
+		for _, reset := range []bool{false, true} {
+			if reset {
+				if err := s.Reset(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := run(t, s, "sh", "-c", check)
+			if res.Stdout != "1\n" {
+				t.Errorf("round %d (after Reset: %v): between trusted builds /.trio/gocache holds or takes more than an empty folder:\n%s%s", i, reset, res.Stdout, res.Stderr)
+			}
+		}
+		if after := sandboxtest.ContentHash(t, trusted); after != before {
+			t.Errorf("round %d: the trusted builds changed between builds", i)
+		}
+
+	}
+	if entries, _ := os.ReadDir(trusted); len(entries) < 2 {
+		t.Errorf("the trusted builds stored %d entries", len(entries))
+	}
+}
+
+// The copies of this executable that containers bind (see exeCopy) are
+// made once per executable and stay while a sandbox holds them; the
+// copies of other executables (an earlier trio's, a rebuilt test
+// binary's) go when no sandbox holds them, so the state folder does not
+// fill with them.
+func TestOldExecutableCopiesPruned(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{"helper-1-1", "init-65533-1-1", "init-65532-1-1"}
+	for _, n := range append(stale, "helper-2-2") {
+		if err := os.WriteFile(filepath.Join(state, n), []byte("old"), 0o500); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := os.Open(filepath.Join(state, "helper-2-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t, Config{StateDir: state})
+	if s.exe == "" {
+		t.Fatal("no exec server")
+	}
+	for _, n := range []string{"helper-1-1", fmt.Sprintf("init-%d-1-1", s.initUID)} {
+		if _, err := os.Stat(filepath.Join(state, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v, want it removed", n, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "helper-2-2")); err != nil {
+		t.Errorf("a held copy was removed: %v", err)
+	}
+	for _, p := range []string{s.exe, s.helper} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("this executable's copy: %v", err)
+		}
 	}
 }

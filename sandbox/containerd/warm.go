@@ -31,7 +31,8 @@ func (s *Sandbox) goCacheMount(dir string) (specs.Mount, bool) {
 }
 
 // prepareWarm finds or builds the trusted base of the Go build cache for
-// the container's toolchain and readies the run's upper layer. Without Go
+// the container's toolchain and the folder of the run's trusted builds
+// (each box has its own upper layer, see newBox). Without Go
 // in the container, or with Config.WarmCache "none", the run's cache simply
 // starts empty.
 func (s *Sandbox) prepareWarm(ctx context.Context) error {
@@ -51,23 +52,16 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 			return err
 		}
 	}
-	dir := filepath.Join(s.stateDir, "gocache")
-	for _, d := range []string{"upper", "work"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return fmt.Errorf("warm cache: %w", err)
-		}
-	}
-	if err := os.Lchown(filepath.Join(dir, "upper"), int(s.uid), int(s.gid)); err != nil {
-		return fmt.Errorf("warm cache: %w", err)
-	}
-	// The run's trusted builds (see trusted): init's uid alone writes them.
-	if err := os.Mkdir(s.trustedDir(), 0o755); err != nil && !os.IsExist(err) {
-		return fmt.Errorf("warm cache: %w", err)
-	}
-	if err := os.Lchown(s.trustedDir(), int(s.initUID), int(s.initUID)); err != nil {
+	if err := freshenBase(base); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	s.warmBase = base
+	// The run's trusted builds (see trusted), which the host alone writes.
+	if s.helper != "" && s.landlock > 0 && s.cfg.goCache == "" {
+		if err := s.shareTrusted(); err != nil {
+			s.progress(fmt.Sprintf("no trusted builds in this run: %v", err))
+		}
+	}
 	return nil
 }
 
@@ -177,4 +171,29 @@ func (s *Sandbox) progress(msg string) {
 	if s.cfg.Progress != nil {
 		s.cfg.Progress(msg)
 	}
+}
+
+// freshenBase gives the base's files the time now when its README's is
+// half an hour old. The go command marks a cache entry it uses by setting
+// its mtime once that is an hour old; in an overlay over the base that
+// copies the whole file up into the run's layer, for each entry a build
+// uses. Fresh times keep the base's entries where they are.
+func freshenBase(base string) error {
+	readme := filepath.Join(base, "README")
+	st, err := os.Stat(readme)
+	if err != nil || time.Since(st.ModTime()) < 30*time.Minute {
+		return err
+	}
+	now := time.Now()
+	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || p == readme {
+			return err
+		}
+		return os.Chtimes(p, now, now)
+	})
+	if err != nil {
+		return err
+	}
+	// The README last: a run that finds it fresh finds the rest so.
+	return os.Chtimes(readme, now, now)
 }

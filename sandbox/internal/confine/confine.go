@@ -260,8 +260,15 @@ func runNest(argv []string) int {
 	if st, err := os.Lstat(tmp); err != nil || !st.IsDir() {
 		return fail("nest: %s is not the folder just made", tmp)
 	}
-	set := map[string]string{"TMPDIR": tmp, "GOCACHE": filepath.Join(tmp, "go-build"),
-		"GOCACHEPROG": gocacheprog.ReadOnly(os.Getenv("GOCACHEPROG"), Path)}
+	// A go command a test runs reads the build's cache and writes only
+	// its own: through the cache program the build has, read-only, or,
+	// for a build on a plain GOCACHE (the containerd kind's overlay), the
+	// helper serving that folder read-only.
+	cacheProg := gocacheprog.ReadOnly(os.Getenv("GOCACHEPROG"), Path)
+	if gocache := os.Getenv("GOCACHE"); cacheProg == "" && filepath.IsAbs(gocache) {
+		cacheProg = gocacheprog.Prog(Path, "", gocache)
+	}
+	set := map[string]string{"TMPDIR": tmp, "GOCACHE": filepath.Join(tmp, "go-build"), "GOCACHEPROG": cacheProg}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		_, ok := set[k]

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -547,4 +548,99 @@ func (r readErr) Read(p []byte) (int, error) {
 		err = fmt.Errorf("%w: %w", errBody, err)
 	}
 	return n, err
+}
+
+// Import moves into store what a go command wrote into src, a writable
+// layer over its GOCACHE (an overlay's upper folder): each output file
+// whose SHA-256 is its name and each action entry of the disk cache's
+// format, and the time of the last trim. Anything else there (a folder
+// that is not one of the 256 shards, a symlink, a whiteout, a short or
+// long entry, an output whose content is not its ID) is left out, and src
+// is left for the caller to remove. The go command that wrote src is
+// trusted to map actions to outputs; nothing else may have written it.
+func Import(store, src string) (int, error) {
+	n := 0
+	if b, ok := readSmall(filepath.Join(src, "trim.txt"), 32); ok {
+		if _, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			if err := os.WriteFile(filepath.Join(store, "trim.txt"), b, 0o644); err != nil {
+				return n, err
+			}
+		}
+	}
+	shards, err := os.ReadDir(src)
+	if err != nil {
+		return n, err
+	}
+	for _, sh := range shards {
+		name := sh.Name()
+		if !sh.IsDir() || len(name) != 2 || strings.Trim(name, "0123456789abcdef") != "" {
+			continue
+		}
+		entries, err := os.ReadDir(filepath.Join(src, name))
+		if err != nil {
+			return n, err
+		}
+		for _, e := range entries {
+			hexID, kind, ok := strings.Cut(e.Name(), "-")
+			if !ok || !e.Type().IsRegular() || len(hexID) != 64 || hexID[:2] != name {
+				continue
+			}
+			id, err := hex.DecodeString(hexID)
+			if err != nil {
+				continue
+			}
+			path := filepath.Join(src, name, e.Name())
+			switch kind {
+			case "d":
+				st, err := os.Lstat(path)
+				if err != nil || !st.Mode().IsRegular() || !sameContent(path, id, st.Size()) {
+					continue
+				}
+			case "a":
+				b, ok := readEntry(path)
+				if !ok || !strings.HasPrefix(string(b), "v1 "+hexID+" ") || b[entrySize-1] != '\n' {
+					continue
+				}
+			default:
+				continue
+			}
+			if err := shard(filepath.Join(store, name)); err != nil {
+				return n, err
+			}
+			if err := os.Rename(path, filepath.Join(store, name, e.Name())); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// shard makes a shard folder of an imported store as the go command's
+// own cache has them, writable by all: as a lower layer of an overlay the
+// shard is the merged folder's, where the go command adds entries.
+func shard(dir string) error {
+	if err := os.Mkdir(dir, 0o777); errors.Is(err, fs.ErrExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o777)
+}
+
+// readSmall reads a regular file of at most max bytes, without following
+// a symlink or waiting on a FIFO.
+func readSmall(path string, max int64) ([]byte, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > max {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	return b, err == nil
 }

@@ -1,9 +1,14 @@
 package gocacheprog_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,5 +149,61 @@ func TestReadOnly(t *testing.T) {
 		if got := gocacheprog.ReadOnly(tt.in, path); got != tt.want {
 			t.Errorf("ReadOnly(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// Import keeps only what has the disk cache's form: an output whose
+// content is its ID, an action entry of the right length naming its own
+// action, the trim time. A forged output, a short or mislabelled entry, a
+// symlink, a file outside the shards are left out.
+func TestImport(t *testing.T) {
+	src, store := t.TempDir(), t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(src, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := "compiled"
+	sum := sha256.Sum256([]byte(out))
+	outID := hex.EncodeToString(sum[:])
+	action := strings.Repeat("a", 64)
+	entry := fmt.Sprintf("v1 %s %s %20d %20d\n", action, outID, len(out), 1)
+	write(outID[:2]+"/"+outID+"-d", out)
+	write("aa/"+action+"-a", entry)
+	write("trim.txt", "1700000000")
+	forged := strings.Repeat("b", 64)
+	write("bb/"+forged+"-d", "not what the name says")
+	other := strings.Repeat("c", 64)
+	write("cc/"+other+"-a", strings.Replace(entry, action, strings.Repeat("d", 64), 1)) // names another action
+	write("dd/"+strings.Repeat("d", 64)+"-a", "v1 short\n")
+	write("forged", "x")
+	write("ee/"+strings.Repeat("e", 64)+"-x", "x")
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "aa", strings.Repeat("f", 64)+"-a")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := gocacheprog.Import(store, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(store, p)
+			got = append(got, rel)
+		}
+		return err
+	})
+	want := []string{"aa/" + action + "-a", outID[:2] + "/" + outID + "-d", "trim.txt"}
+	slices.Sort(got)
+	slices.Sort(want)
+	if n != 2 || !slices.Equal(got, want) {
+		t.Errorf("imported %d: %q, want 2: %q", n, got, want)
+	}
+	if st, err := os.Stat(filepath.Join(store, "aa")); err != nil || st.Mode().Perm() != 0o777 {
+		t.Errorf("shard folder: %v %v, want mode 0777 (the go command adds entries to it in the overlay)", st, err)
 	}
 }

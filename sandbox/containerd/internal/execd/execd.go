@@ -41,8 +41,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
 )
 
 // Path is where the sandbox binds the running executable, read-only; Flag
@@ -71,14 +69,6 @@ type Request struct {
 	Dir  string   `json:"dir"`
 	UID  uint32   `json:"uid"`
 	GID  uint32   `json:"gid"`
-	// Store, for a trusted build, is a build cache folder and the
-	// read-only bases it is served over (paths in the container): this
-	// server serves them (gocacheprog.ServeControl) on a socket whose
-	// other end the command gets as descriptor StoreFD, where its go
-	// command's cache relay finds it. So the folder is written by this
-	// server alone, as a uid no command has.
-	Store   []string `json:"store,omitempty"`
-	StoreFD int      `json:"storefd,omitempty"`
 }
 
 // Reply is sent twice per command: once when it started (Started) or
@@ -294,22 +284,6 @@ func (f *forker) start(j job) started {
 		in = j.in
 	}
 	files := []uintptr{uintptr(in), uintptr(j.out), uintptr(j.err)}
-	store := -1
-	if len(j.req.Store) > 0 {
-		if j.req.StoreFD < 3 || j.req.StoreFD > 1000 {
-			return started{code: 126, error: fmt.Sprintf("build cache: descriptor %d", j.req.StoreFD)}
-		}
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return started{code: 126, error: "build cache: " + err.Error()}
-		}
-		store = fds[0]
-		defer unix.Close(fds[1])
-		for len(files) < j.req.StoreFD {
-			files = append(files, ^uintptr(0)) // closed in the child
-		}
-		files = append(files, uintptr(fds[1]))
-	}
 	attr := &syscall.ProcAttr{
 		Dir:   j.req.Dir,
 		Env:   j.req.Env,
@@ -334,16 +308,6 @@ func (f *forker) start(j job) started {
 		r.waiting[pid] = ch
 	}
 	r.mu.Unlock()
-	if store >= 0 {
-		if err != nil {
-			unix.Close(store)
-		} else {
-			go func() {
-				defer unix.Close(store)
-				gocacheprog.ServeControl(store, j.req.Store[0], j.req.Store[1:]...)
-			}()
-		}
-	}
 	if err != nil {
 		msg := err.Error()
 		// The fork's error does not say whether chdir or exec failed.
