@@ -45,9 +45,10 @@ func usage(dir string) int64 {
 
 // written is what the run has added to the host's disk: the workspace's
 // growth since the sandbox opened plus the cache folders (the boxes',
-// the trusted builds and each started process's).
+// the trusted builds, a trusted build's upper layer and each started
+// process's).
 func (s *Sandbox) written() int64 {
-	n := usage(s.cfg.Workspace) - s.diskBase + usage(s.boxesDir()) + usage(s.trustedDir()) + usage(s.procsDir())
+	n := usage(s.cfg.Workspace) - s.diskBase + usage(s.boxesDir()) + usage(s.trustedDir()) + usage(s.gobuildDir()) + usage(s.procsDir())
 	if s.cfg.goCache != "" {
 		n += usage(s.cfg.goCache)
 	}
