@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -48,7 +49,7 @@ func usage(dir string) int64 {
 // the trusted builds, a trusted build's upper layer and each started
 // process's).
 func (s *Sandbox) written() int64 {
-	n := usage(s.cfg.Workspace) - s.diskBase + usage(s.boxesDir()) + usage(s.trustedDir()) + usage(s.gobuildDir()) + usage(s.procsDir())
+	n := usage(s.cfg.Workspace) - s.diskBase + usage(s.boxesDir()) + usage(s.trustedDir()) + usage(filepath.Join(s.gobuildDir(), "upper")) + usage(s.procsDir())
 	if s.cfg.goCache != "" {
 		n += usage(s.cfg.goCache)
 	}
