@@ -281,7 +281,9 @@ func (s *Sandbox) restart(ctx context.Context, layout sandbox.Layout) error {
 		// The failed box is removed with the others, and the next
 		// command tries again.
 		s.fresh = true
-		old = append(old, s.box)
+		if s.box != old[0] {
+			old = append(old, s.box)
+		}
 		s.box = &box{}
 		s.prepareSpare(old, layout)
 		return err
