@@ -383,15 +383,11 @@ func (c *cache) get(action []byte) response {
 // sameContent reports whether path is a regular file (not a symlink) of
 // size bytes whose SHA-256 is out.
 func sameContent(path string, out []byte, size int64) bool {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
+	f, ok := openRegular(path, func(n int64) bool { return n == size })
+	if !ok {
 		return false
 	}
-	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() != size {
-		return false
-	}
 	h := sha256.New()
 	if n, err := io.Copy(h, f); err != nil || n != size {
 		return false
@@ -429,16 +425,11 @@ func lookup(dir string, action []byte) (response, bool) {
 // readEntry reads an action entry: a regular file of exactly entrySize
 // bytes, opened without following a symlink or waiting on a FIFO.
 func readEntry(path string) ([]byte, bool) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
+	f, ok := openRegular(path, func(n int64) bool { return n == entrySize })
+	if !ok {
 		return nil, false
 	}
-	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() != entrySize {
-		return nil, false
-	}
 	b := make([]byte, entrySize)
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, false
@@ -631,16 +622,26 @@ func shard(dir string) error {
 // readSmall reads a regular file of at most max bytes, without following
 // a symlink or waiting on a FIFO.
 func readSmall(path string, max int64) ([]byte, bool) {
+	f, ok := openRegular(path, func(n int64) bool { return n <= max })
+	if !ok {
+		return nil, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	return b, err == nil
+}
+
+// openRegular opens path for reading when it is a regular file whose size
+// sizeOK accepts, without following a symlink or waiting on a FIFO.
+func openRegular(path string, sizeOK func(int64) bool) (*os.File, bool) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}
 	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > max {
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !sizeOK(st.Size()) {
+		f.Close()
 		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max))
-	return b, err == nil
+	return f, true
 }
