@@ -61,7 +61,7 @@ func BenchmarkExecRatios(b *testing.B) {
 	ctx := context.Background()
 	s := newSandbox(b, Config{})
 	viaRunc := newSandbox(b, Config{noExecServer: true})
-	if s.execd == nil || viaRunc.execd != nil {
+	if s.exe == "" || viaRunc.exe != "" {
 		b.Fatal("the exec server is not where this benchmark expects it")
 	}
 	l, err := sandbox.NewLocal(b.TempDir(), sandbox.Limits{Timeout: time.Minute})

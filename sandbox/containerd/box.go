@@ -24,12 +24,17 @@ import (
 //
 // So that moving costs no container start on the way to a command, the
 // sandbox keeps a spare: a box started in the background, with the
-// current box's layout, that no command has run in. The next move takes
-// it when the layout it follows is still the workspace's (Layout.Equal
-// compares each entry's inode too), and is otherwise discarded. Until
-// then it holds nothing but its init, and no command's process can reach
-// it: it is another container, with its own pid, IPC and network
-// namespaces and mounts, and its own /tmp, HOME and cache folders.
+// current box's layout, that no command has run in. The second command
+// in a box starts it (a box that runs one command, as the Critic's last
+// check does, needs none). The next move takes it when the layout it
+// follows is still the workspace's (Layout.Equal compares each entry's
+// inode too), and is otherwise discarded. Until then it holds nothing
+// but its init, and no command's process can reach it: it is another
+// container, with its own pid, IPC and network namespaces and mounts,
+// and its own /tmp, HOME and cache folders.
+//
+// The first box starts with the first command, not in New: the layout
+// the rules select is known only then.
 type box struct {
 	n      int
 	dir    string
@@ -41,14 +46,17 @@ type box struct {
 	initPid   int
 	initPids  map[int]bool // init and its FIFO reader: all the reaper spares
 	cg        *cgroup
+
+	cmds int // the commands that have run in it
 }
 
-// spareJob is the background work that follows a move: removing the boxes
-// commands left and starting the next spare. done is closed when it has
+// spareJob is work in the background: removing the boxes commands left
+// and, when it wants one, starting a spare. done is closed when it has
 // ended; box is the spare then, or nil.
 type spareJob struct {
-	done chan struct{}
-	box  *box
+	done  chan struct{}
+	wants bool
+	box   *box
 }
 
 // boxesDir holds the folders of the run's boxes in its state; goneDir, the
@@ -168,21 +176,27 @@ func (s *Sandbox) removeBox(ctx context.Context, b *box) error {
 // warm-up's, which never moves.
 func (s *Sandbox) spareWanted() bool { return s.cfg.goCache == "" }
 
-// prepareSpare starts the job that removes old (the boxes commands have
-// left) and then starts a spare following layout. Callers hold execMu,
-// with no job running.
-func (s *Sandbox) prepareSpare(old []*box, layout sandbox.Layout) {
+// background starts a job that removes old (the boxes commands have left)
+// and then, with a layout, starts a spare box following it. The job
+// begins when the one before it has ended, which it takes the place of.
+// Callers hold execMu, and ask for a spare only when the job before
+// wants none.
+func (s *Sandbox) background(old []*box, layout *sandbox.Layout) {
 	var next *box
-	if s.spareWanted() {
-		b, err := s.newBox(layout)
-		if err == nil {
+	if layout != nil {
+		if b, err := s.newBox(*layout); err == nil {
 			next = b
 		}
 	}
-	job := &spareJob{done: make(chan struct{})}
+	prev := s.spare
+	job := &spareJob{done: make(chan struct{}), wants: next != nil}
 	s.spare = job
 	go func() {
 		defer close(job.done)
+		if prev != nil {
+			<-prev.done
+			old = append(old, prev.box) // nil: it wanted none
+		}
 		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 		defer cancel()
 		for _, b := range old {
@@ -203,17 +217,15 @@ func (s *Sandbox) prepareSpare(old []*box, layout sandbox.Layout) {
 	}()
 }
 
-// takeSpare waits for the spare's job and returns the spare when it
-// follows layout and its init runs, else nil; a spare it does not take is
+// takeSpare returns the spare when the last job started one that follows
+// layout and whose init runs, waiting for the job; else nil, without
+// waiting for a job that only removes boxes. A spare it does not take is
 // returned in discard. Callers hold execMu.
 func (s *Sandbox) takeSpare(layout sandbox.Layout) (spare, discard *box) {
-	job := s.spare
-	if job == nil {
+	if s.spare == nil || !s.spare.wants {
 		return nil, nil
 	}
-	<-job.done
-	s.spare = nil
-	b := job.box
+	b := s.settle()
 	if b == nil {
 		return nil, nil
 	}
@@ -221,4 +233,16 @@ func (s *Sandbox) takeSpare(layout sandbox.Layout) (spare, discard *box) {
 		return nil, b
 	}
 	return b, nil
+}
+
+// settle waits for the background jobs to end and returns the spare the
+// last one started, or nil. Callers hold execMu.
+func (s *Sandbox) settle() *box {
+	job := s.spare
+	if job == nil {
+		return nil
+	}
+	<-job.done
+	s.spare = nil
+	return job.box
 }

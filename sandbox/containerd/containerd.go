@@ -73,8 +73,8 @@ type Sandbox struct {
 
 	// execMu serialises commands and guards what follows: the box
 	// commands run in (its container, task, init, cgroup and the layout
-	// its mounts follow read as the sandbox's), the spare's job and the
-	// count of boxes.
+	// its mounts follow read as the sandbox's; an empty box before the
+	// first command), the last background job and the count of boxes.
 	execMu sync.Mutex
 	*box
 	spare *spareJob
@@ -135,8 +135,9 @@ func connect(ctx context.Context, address, ns, from string) (*client.Client, err
 	return c, nil
 }
 
-// New connects to containerd, removes leftovers of dead runs, and creates
-// and starts the run's container.
+// New connects to containerd, removes leftovers of dead runs and prepares
+// the run's state; the first command creates and starts the run's
+// container (see box).
 func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	cfg, from, err := cfg.withDefaults()
 	if err != nil {
@@ -182,16 +183,18 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		}
 	}
 	s.diskBase = usage(s.cfg.Workspace)
-	layout, err := s.planLayout()
-	if err != nil {
-		return nil, err
+	if s.cfg.RootFS == RootFSImage {
+		// Pulled or imported here, so that a missing image stops the run
+		// before it starts.
+		if _, err := s.image(ctx); err != nil {
+			return nil, err
+		}
 	}
-	s.execMu.Lock()
-	defer s.execMu.Unlock()
-	if err := s.start(ctx, layout); err != nil {
-		return nil, err
-	}
-	s.prepareSpare(nil, layout)
+	// The first command starts the first box, with the layout the rules
+	// select then: an agent's rules and workspace change between New
+	// and its first command (the plan names the tests folder, the
+	// Critic writes it), and a box started here would be replaced.
+	s.fresh = true
 	return s, nil
 }
 
@@ -261,14 +264,16 @@ func (s *Sandbox) start(ctx context.Context, layout sandbox.Layout) error {
 	return nil
 }
 
-// restart moves commands to a new box (see box): Reset, or an OOM kill,
-// asked for one, its init died (a command brought it down) or the layout
-// changed. The spare is taken when it follows layout; the boxes left
-// behind are removed in the background, and a new spare started after
-// them. Callers hold execMu.
+// restart moves commands to a new box (see box): the first command, or
+// Reset, or an OOM kill, asked for one, its init died (a command brought
+// it down) or the layout changed. The spare is taken when it follows
+// layout; the boxes left behind are removed in the background. Callers
+// hold execMu.
 func (s *Sandbox) restart(ctx context.Context, layout sandbox.Layout) error {
 	old := []*box{s.box}
-	s.restarts++
+	if s.box.dir != "" {
+		s.restarts++
+	}
 	s.fresh = false
 	spare, discard := s.takeSpare(layout)
 	if discard != nil {
@@ -285,10 +290,10 @@ func (s *Sandbox) restart(ctx context.Context, layout sandbox.Layout) error {
 			old = append(old, s.box)
 		}
 		s.box = &box{}
-		s.prepareSpare(old, layout)
+		s.background(old, nil)
 		return err
 	}
-	s.prepareSpare(old, s.layout)
+	s.background(old, nil)
 	return nil
 }
 
@@ -369,8 +374,7 @@ func (s *Sandbox) teardown() error {
 	cur := make(chan error, 1)
 	b := s.box
 	go func() { cur <- s.removeBox(ctx, b) }()
-	spare, discard := s.takeSpare(s.layout)
-	errs = append(errs, s.removeBox(ctx, spare), s.removeBox(ctx, discard), <-cur)
+	errs = append(errs, s.removeBox(ctx, s.settle()), <-cur)
 	if s.alive != nil {
 		s.alive.Close()
 	}
@@ -468,8 +472,14 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 		err := s.restart(rctx, layout)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("restart the container: %w", err)
+			return fmt.Errorf("start the container: %w", err)
 		}
+	}
+	// A box's second command starts the spare the next move takes: a
+	// box that runs one command (the Critic's last check) needs none.
+	if s.box.cmds++; s.box.cmds == 2 && s.spareWanted() && (s.spare == nil || !s.spare.wants) {
+		l := s.layout
+		s.background(nil, &l)
 	}
 	if s.overDisk() {
 		return errDiskFull

@@ -338,6 +338,11 @@ func TestCloseRemovesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := trioContainers(t, runID); len(got) != 0 {
+		t.Errorf("before the first command: %v", got)
+	}
+	// The first command starts the run's container, the second a spare.
+	run(t, s, "true")
 	run(t, s, "true")
 	waitSpare(s)
 	// The run's container, its task and the spare box's container.
@@ -383,8 +388,7 @@ func TestLeftoversOfCrashedRunRemoved(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("crash child: %v\n%s", err, out)
 	}
-	// Its container and task, and its spare box's container if it had
-	// started one yet.
+	// Its container and task.
 	if got := trioContainers(t, runID); !slices.Contains(got, "trio-"+runID) || !slices.Contains(got, "task trio-"+runID) {
 		t.Fatalf("the crashed run left %v, want its container and task", got)
 	}

@@ -131,13 +131,17 @@
 //
 // # Boxes
 //
-// A run's commands move to a new container, a box, at Reset, after an
-// OOM kill or init's death, and when the layout changes: a new /tmp,
-// HOME and cache layer. A spare box, started in the background with the
-// current layout, is taken when the layout is still the workspace's
-// (entries compared by inode too), so Reset costs no container start on
-// the way to the Critic's checks; the boxes left behind are removed in
-// the background.
+// A run's commands run in a container, a box, that the first command
+// starts (so that it follows the layout the rules select then, not New's:
+// an agent's plan and Critic change it before the Worker's first command).
+// They move to a new box at Reset, after an OOM kill or init's death, and
+// when the layout changes: a new /tmp, HOME and cache layer. The second
+// command in a box starts a spare box in the background with the current
+// layout, taken when the layout is still the workspace's (entries
+// compared by inode too), so Reset costs no container start on the way
+// to the Critic's checks; a box that runs one command (the Critic's last
+// check) starts none. The boxes left behind are removed in the
+// background.
 //
 // This package must not decide policy: it runs what it is given.
 package containerd

@@ -164,7 +164,7 @@ func TestReviewTrustedPtraceReadsHelper(t *testing.T) {
 	ws := t.TempDir()
 	sandboxtest.WriteFiles(t, ws, map[string]string{"go.mod": "module m\n\ngo 1.21\n", "tracer/main.go": tracer})
 	s := newSandbox(t, Config{Workspace: ws})
-	if s.execd == nil || s.execd.helper == "" {
+	if s.exe == "" || s.helper == "" {
 		t.Fatal("no helper in the container")
 	}
 	if res := run(t, s, "sh", "-c", "cat /.trio/init > /workspace/direct"); res.ExitCode == 0 {
@@ -173,7 +173,7 @@ func TestReviewTrustedPtraceReadsHelper(t *testing.T) {
 	res := run(t, s, "sh", "-c", "go build -o /tmp/tracer ./tracer && /tmp/tracer read /workspace/dump")
 	t.Logf("tracer: %s", out(res))
 	dump, _ := os.ReadFile(filepath.Join(ws, "dump"))
-	helper, err := os.ReadFile(s.execd.helper)
+	helper, err := os.ReadFile(s.helper)
 	if err != nil {
 		t.Fatal(err)
 	}
