@@ -47,7 +47,7 @@ Exit codes: 0 pruned (perhaps nothing), 1 something could not be removed,
 				return err
 			}
 			cd := sandboxConfig("", f).Containerd
-			removed, err := containerd.Prune(cmd.Context(), containerd.Config{Address: cd.Address, Namespace: cd.Namespace})
+			removed, err := containerd.Prune(cmd.Context(), containerd.Config{Address: cd.Address, Namespace: cd.Namespace, StateDir: cd.StateDir})
 			if errors.Is(err, containerd.ErrUnavailable) {
 				return configError(err)
 			}
@@ -60,10 +60,14 @@ Exit codes: 0 pruned (perhaps nothing), 1 something could not be removed,
 				enc.Encode(removed)
 			} else {
 				if len(removed) == 0 {
-					fmt.Fprintln(io.out, "nothing to prune: no container of a dead run")
+					fmt.Fprintln(io.out, "nothing to prune: no container or state folder of a dead run")
 				}
 				for _, l := range removed {
-					fmt.Fprintf(io.out, "removed %s (run %s, owner %s gone)", l.Container, l.Run, l.Owner)
+					what := l.Container
+					if what == "" {
+						what = "the state folder " + l.State
+					}
+					fmt.Fprintf(io.out, "removed %s (run %s, owner %s gone)", what, l.Run, l.Owner)
 					if l.Workspace != "" {
 						fmt.Fprintf(io.out, "; gave %s back to its owner", l.Workspace)
 					}

@@ -190,11 +190,7 @@ func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
 		c.WarmCache = sandbox.DefaultWarmCache()
 	}
 	if c.StateDir == "" {
-		base := os.Getenv("XDG_RUNTIME_DIR")
-		if base == "" {
-			base = os.TempDir()
-		}
-		c.StateDir = filepath.Join(base, "trio-sandbox")
+		c.StateDir = defaultStateDir()
 	}
 	if err := sandbox.OutsideWorkspace(c.Workspace, sandbox.Folder{Name: "warm build cache (WarmCache, $TRIO_WARM_CACHE)", Path: c.WarmCache},
 		sandbox.Folder{Name: "Go module cache (ModCache)", Path: c.ModCache}, sandbox.Folder{Name: "state folder (StateDir)", Path: c.StateDir}); err != nil {
@@ -210,4 +206,13 @@ func defaultModCache() string {
 		}
 	}
 	return "none"
+}
+
+// defaultStateDir is Config.StateDir's default.
+func defaultStateDir() string {
+	base := os.Getenv("XDG_RUNTIME_DIR")
+	if base == "" {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "trio-sandbox")
 }

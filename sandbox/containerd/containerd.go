@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +156,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		}
 	}()
 	ctx = namespaces.WithNamespace(ctx, cfg.Namespace)
-	if _, err := removeLeftovers(ctx, c); err != nil {
+	if _, err := removeLeftovers(ctx, c, cfg.StateDir); err != nil {
 		return nil, err
 	}
 	if err := s.pickUser(); err != nil {
@@ -203,6 +204,19 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 // (held open for writing by this process alone; only init's uid may open
 // it), and the empty file and folder bound over hidden entries.
 func (s *Sandbox) makeState() error {
+	if err := os.Mkdir(s.stateDir, 0o755); err != nil {
+		return err
+	}
+	// First: a run that dies from here on, before its first container,
+	// leaves a folder the next sandbox's sweep finds (see
+	// removeLeftovers).
+	b, err := json.Marshal(s.labels())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.stateDir, labelsFile), b, 0o644); err != nil {
+		return err
+	}
 	for _, d := range []string{"rootfs", "box", "fifo", "alive"} {
 		if err := os.MkdirAll(filepath.Join(s.stateDir, d), 0o755); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/moby/sys/mountinfo"
 
 	"github.com/trioagent/trio/sandbox"
 )
@@ -364,7 +365,9 @@ func TestCloseRemovesEverything(t *testing.T) {
 	}
 }
 
-// TestCrashChild is the crashing process of TestLeftoversOfCrashedRunRemoved.
+// TestCrashChild is the crashing process of TestLeftoversOfCrashedRunRemoved:
+// it runs a command, or none with TRIO_TEST_CRASH_NOCMD set, and dies
+// without Close.
 func TestCrashChild(t *testing.T) {
 	runID := os.Getenv("TRIO_TEST_CRASH_RUN")
 	if runID == "" {
@@ -375,27 +378,56 @@ func TestCrashChild(t *testing.T) {
 		fmt.Println("crash child:", err)
 		os.Exit(2)
 	}
-	run(t, s, "true")
+	if os.Getenv("TRIO_TEST_CRASH_NOCMD") == "" {
+		run(t, s, "true")
+	}
 	os.Exit(0) // no Close: a crash
 }
 
+// A run that dies without Close, after its first command or before it
+// (the sandbox opened, the planner still thinking), leaves nothing once
+// the next sandbox opens: no container, no state folder, no mount under
+// it, and the lent workspace is its owner's again.
 func TestLeftoversOfCrashedRunRemoved(t *testing.T) {
 	t.Parallel()
 	requireContainerd(t)
-	runID := fmt.Sprintf("crash-%d", time.Now().UnixNano())
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TRIO_TEST_CRASH_RUN="+runID, "TRIO_TEST_CRASH_WS="+t.TempDir())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("crash child: %v\n%s", err, out)
-	}
-	// Its container and task.
-	if got := trioContainers(t, runID); !slices.Contains(got, "trio-"+runID) || !slices.Contains(got, "task trio-"+runID) {
-		t.Fatalf("the crashed run left %v, want its container and task", got)
-	}
-	s := newSandbox(t, Config{RunID: runID + "-next"})
-	run(t, s, "true")
-	if got := trioContainers(t, runID); len(got) != 0 {
-		t.Errorf("after a new sandbox: %v of the crashed run remain", got)
+	for _, command := range []bool{true, false} {
+		runID := fmt.Sprintf("crash-%v-%d", command, time.Now().UnixNano())
+		ws := t.TempDir()
+		host := filepath.Join(ws, "host.txt")
+		if err := os.WriteFile(host, []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "TRIO_TEST_CRASH_RUN="+runID, "TRIO_TEST_CRASH_WS="+ws)
+		if !command {
+			cmd.Env = append(cmd.Env, "TRIO_TEST_CRASH_NOCMD=1")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("crash child: %v\n%s", err, out)
+		}
+		state := filepath.Join(defaultStateDir(), runID)
+		got := trioContainers(t, runID)
+		if command && (!slices.Contains(got, "trio-"+runID) || !slices.Contains(got, "task trio-"+runID)) {
+			t.Fatalf("the crashed run left %v, want its container and task", got)
+		}
+		if _, err := os.Stat(state); err != nil {
+			t.Fatalf("command %v: the crashed run left no state folder: %v", command, err)
+		}
+		s := newSandbox(t, Config{RunID: runID + "-next"})
+		run(t, s, "true")
+		if got := trioContainers(t, runID); len(got) != 0 {
+			t.Errorf("command %v: after a new sandbox: %v of the crashed run remain", command, got)
+		}
+		if _, err := os.Lstat(state); !os.IsNotExist(err) {
+			t.Errorf("command %v: the crashed run's state folder remains: %v", command, err)
+		}
+		if ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(state)); err != nil || len(ms) != 0 {
+			t.Errorf("command %v: mounts under the crashed run's state remain: %d (%v)", command, len(ms), err)
+		}
+		if st, err := os.Stat(host); err != nil || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			t.Errorf("command %v: the lent workspace's file is not its owner's again: %v", command, err)
+		}
 	}
 }
 

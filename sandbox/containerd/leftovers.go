@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,9 +22,11 @@ import (
 // Leftover is what a dead run left in containerd and what Prune did
 // about it.
 type Leftover struct {
-	Container string `json:"container"`
-	Run       string `json:"run"`
-	Owner     string `json:"owner"` // host/pid/start time of the dead process
+	Container string `json:"container"` // "": a state folder no container named
+	// State is the dead run's state folder, removed.
+	State string `json:"state,omitempty"`
+	Run   string `json:"run"`
+	Owner string `json:"owner"` // host/pid/start time of the dead process
 	// Workspace is the folder given back to its owner, when the dead run
 	// had lent it to the sandbox user.
 	Workspace string `json:"workspace,omitempty"`
@@ -46,17 +49,27 @@ func Prune(ctx context.Context, cfg Config) ([]Leftover, error) {
 	if cfg.Namespace == "" {
 		cfg.Namespace = DefaultNamespace
 	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = defaultStateDir()
+	}
 	c, err := connect(ctx, cfg.Address, cfg.Namespace, from)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	return removeLeftovers(namespaces.WithNamespace(ctx, cfg.Namespace), c)
+	return removeLeftovers(namespaces.WithNamespace(ctx, cfg.Namespace), c, cfg.StateDir)
 }
 
+// labelsFile, in a run's state folder, holds the labels its containers
+// carry (see Sandbox.labels), written before anything else there.
+const labelsFile = "labels.json"
+
 // removeLeftovers deletes containers of earlier runs whose owner died,
-// and gives lent workspaces back.
-func removeLeftovers(ctx context.Context, c *client.Client) ([]Leftover, error) {
+// removes their state folders and gives lent workspaces back; then it
+// does the same for the state folders in stateDir of dead runs that had
+// no container left (a run dies before its first command, or between
+// removing its containers and its folder).
+func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]Leftover, error) {
 	cs, err := c.Containers(ctx, fmt.Sprintf(`labels.%q==true`, LabelManaged))
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
@@ -64,6 +77,7 @@ func removeLeftovers(ctx context.Context, c *client.Client) ([]Leftover, error) 
 	var (
 		errs []error
 		out  []Leftover
+		kept = map[string]bool{} // the state folders of containers still there
 	)
 	for _, ctr := range cs {
 		labels, err := ctr.Labels(ctx)
@@ -72,25 +86,27 @@ func removeLeftovers(ctx context.Context, c *client.Client) ([]Leftover, error) 
 		}
 		if err := removeContainer(ctx, ctr); err != nil {
 			errs = append(errs, err)
+			kept[labels[LabelState]] = true
 			continue
 		}
 		l := Leftover{Container: ctr.ID(), Run: labels[LabelRun], Owner: labels[LabelOwner]}
-		if dir := labels[LabelState]; dir != "" && filepath.IsAbs(dir) && strings.Contains(dir, "trio") {
-			if err := unmountUnder(dir); err != nil {
-				errs = append(errs, err)
-			} else if err := os.RemoveAll(dir); err != nil {
-				errs = append(errs, err)
-			}
+		if err := removeRun(labels, &l); err != nil {
+			errs = append(errs, fmt.Errorf("container %s: %w", ctr.ID(), err))
 		}
-		if ws, back := labels[LabelWorkspace], labels[LabelGiveBack]; ws != "" && back != "" {
-			var uid, toUID, toGID int
-			if _, err := fmt.Sscanf(back, "%d:%d:%d", &uid, &toUID, &toGID); err != nil {
-				errs = append(errs, fmt.Errorf("container %s: label %s=%q: %w", ctr.ID(), LabelGiveBack, back, err))
-			} else if err := giveBack(ws, uid, toUID, toGID); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("give %s back to uid %d: %w", ws, toUID, err))
-			} else {
-				l.Workspace = ws
-			}
+		out = append(out, l)
+	}
+	// What is left now of a dead run is a folder no container names.
+	folders, _ := filepath.Glob(filepath.Join(stateDir, "*", labelsFile))
+	for _, f := range folders {
+		b, err := os.ReadFile(f)
+		var labels map[string]string
+		if err != nil || json.Unmarshal(b, &labels) != nil || labels[LabelManaged] != "true" ||
+			labels[LabelState] != filepath.Dir(f) || kept[labels[LabelState]] || !sandbox.OwnerGone(labels[LabelOwner]) {
+			continue
+		}
+		l := Leftover{Run: labels[LabelRun], Owner: labels[LabelOwner], State: labels[LabelState]}
+		if err := removeRun(labels, &l); err != nil {
+			errs = append(errs, fmt.Errorf("state folder %s: %w", filepath.Dir(f), err))
 		}
 		out = append(out, l)
 	}
@@ -98,6 +114,32 @@ func removeLeftovers(ctx context.Context, c *client.Client) ([]Leftover, error) 
 		return out, fmt.Errorf("remove leftovers of dead runs: %w", err)
 	}
 	return out, nil
+}
+
+// removeRun removes what a dead run left outside containerd, by its
+// labels: its state folder (what is mounted there first) and, when it
+// had lent the workspace, the ownership of what the sandbox user owns
+// there, which goes back; l notes the workspace given back.
+func removeRun(labels map[string]string, l *Leftover) error {
+	var errs []error
+	if dir := labels[LabelState]; dir != "" && filepath.IsAbs(dir) && strings.Contains(dir, "trio") {
+		if err := unmountUnder(dir); err != nil {
+			errs = append(errs, err)
+		} else if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if ws, back := labels[LabelWorkspace], labels[LabelGiveBack]; ws != "" && back != "" {
+		var uid, toUID, toGID int
+		if _, err := fmt.Sscanf(back, "%d:%d:%d", &uid, &toUID, &toGID); err != nil {
+			errs = append(errs, fmt.Errorf("label %s=%q: %w", LabelGiveBack, back, err))
+		} else if err := giveBack(ws, uid, toUID, toGID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("give %s back to uid %d: %w", ws, toUID, err))
+		} else {
+			l.Workspace = ws
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // unmountUnder detaches every mount at or under dir, deepest first: a

@@ -82,17 +82,7 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string, p
 		pids = DefaultPids
 	}
 	specOpts = append(specOpts, oci.WithPidsLimit(pids), s.withIPCLimits())
-	labels := map[string]string{
-		LabelManaged: "true",
-		LabelRun:     s.cfg.RunID,
-		LabelOwner:   sandbox.OwnerLabel(),
-		LabelState:   s.stateDir,
-	}
-	if s.adopt {
-		labels[LabelGiveBack] = fmt.Sprintf("%d:%d:%d", s.uid, s.ownerUID, s.ownerGID)
-		labels[LabelWorkspace] = s.cfg.Workspace
-	}
-	opts := []client.NewContainerOpts{client.WithContainerLabels(labels)}
+	opts := []client.NewContainerOpts{client.WithContainerLabels(s.labels())}
 	switch s.cfg.RootFS {
 	case RootFSImage:
 		img, err := s.image(ctx)
@@ -110,6 +100,23 @@ func (s *Sandbox) containerOpts(ctx context.Context, id string, args []string, p
 		specOpts = append(specOpts, oci.WithRootFSPath(rootfs))
 	}
 	return append(opts, client.WithNewSpec(specOpts...)), nil
+}
+
+// labels are what every container of the run carries, and its state
+// folder's labelsFile: what the sweep of a dead run's leftovers needs
+// (see removeLeftovers).
+func (s *Sandbox) labels() map[string]string {
+	labels := map[string]string{
+		LabelManaged: "true",
+		LabelRun:     s.cfg.RunID,
+		LabelOwner:   sandbox.OwnerLabel(),
+		LabelState:   s.stateDir,
+	}
+	if s.adopt {
+		labels[LabelGiveBack] = fmt.Sprintf("%d:%d:%d", s.uid, s.ownerUID, s.ownerGID)
+		labels[LabelWorkspace] = s.cfg.Workspace
+	}
+	return labels
 }
 
 // withInitPrivileges gives the exec server the capabilities it starts
