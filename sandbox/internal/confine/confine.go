@@ -3,9 +3,13 @@
 // Landlock) and execs the command, and for both isolating kinds the
 // helpers of a trusted build (the go command's cache relay and the nest
 // its test binaries run in). It is a package of its own, with few
-// imports, so that its init function runs before the packages a large
-// program links (gRPC, cloud SDKs) initialise: the helper starts in about
-// 3 ms instead of the whole program's start-up time.
+// imports, so that its init function runs before many of the packages a
+// large program links initialise. Not before all: Go initialises the
+// ready packages in import-path order, and go-landlock imports libcap's
+// psx (kernel.org/...), so every ready package whose path sorts before
+// that one goes first. In trio, 171 of 320 initialisers run before the
+// helper's, which it reaches about 7 ms after exec (the whole program's
+// start-up is about 20 ms) on a 2-core machine.
 package confine
 
 import (
