@@ -1,13 +1,16 @@
 // Package containerd is the isolating implementation of sandbox.Sandbox: every
-// command of a run executes inside one containerd container made for that run.
+// command of a run executes inside a containerd container made for that
+// run (a new one after each Reset: see Boxes).
 //
 // # Lifecycle
 //
 // [New] connects (Config.Address, else $TRIO_CONTAINERD_ADDRESS, else
 // /run/containerd/containerd.sock; namespace "trio"), removes what earlier
 // runs on this host left behind when their process died (containers labelled
-// trio.managed=true whose trio.owner process is gone), then creates and
-// starts one container for the run. Its first process (init) is this
+// trio.managed=true whose trio.owner process is gone, and state folders
+// whose labels.json names such an owner), then prepares the run's state
+// folder; the first command creates and starts the run's container. Its
+// first process (init) is this
 // executable (a copy only init's uid may read) as Trio's exec server
 // (package internal/execd): it reaps
 // orphans, and it waits on a FIFO only this process holds open for
