@@ -24,14 +24,17 @@ func newSandboxPruneCmd(g *globals, io stdio) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "prune",
-		Short: "Remove the containers of runs whose trio process died",
+		Short: "Remove the containers and state folders of runs whose trio process died",
 		Long: `Prune removes from containerd every container Trio made whose creating
 process has died on this host (a run killed with kill -9, a machine that
 lost power): its task and any process still in it, its snapshot and its
-state folder. A workspace the dead run had lent to the sandbox user (trio
-running as root) is given back to its owner. Containers of live runs and of
-other hosts are left alone. Every trio run on containerd does the same
-sweep when it starts; prune does it on its own and says what it removed.
+state folder; then the state folders of such runs that had no container
+yet (killed before their first command). A workspace the dead run had lent
+to the sandbox user (trio running as root) is given back to its owner.
+Containers and folders of live runs and of other hosts are left alone, and
+so is a state folder another user could have written. Every trio run on
+containerd does the same sweep when it starts; prune does it on its own and
+says what it removed.
 
 containerd is found as for trio run: sandbox.containerd.address of
 trio.yaml, else $TRIO_CONTAINERD_ADDRESS, else the default socket.

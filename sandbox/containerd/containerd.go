@@ -42,9 +42,9 @@ const (
 // gone.
 const ioGrace = time.Second
 
-// Sandbox runs one run's commands in one container. It is safe for
-// concurrent use; commands run one at a time, so that between two of them
-// the container holds no process but its init.
+// Sandbox runs one run's commands in its containers, one box at a time
+// (see box). It is safe for concurrent use; commands run one at a time,
+// so that between two of them the box holds no process but its init.
 type Sandbox struct {
 	cfg      Config
 	client   *client.Client
@@ -156,14 +156,15 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		}
 	}()
 	ctx = namespaces.WithNamespace(ctx, cfg.Namespace)
+	// Before the sweep, which acts on what the state folder holds.
+	if err := sandbox.PrivateDir(cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("sandbox state: %w", err)
+	}
 	if _, err := removeLeftovers(ctx, c, cfg.StateDir); err != nil {
 		return nil, err
 	}
 	if err := s.pickUser(); err != nil {
 		return nil, err
-	}
-	if err := sandbox.PrivateDir(cfg.StateDir); err != nil {
-		return nil, fmt.Errorf("sandbox state: %w", err)
 	}
 	stateDir := filepath.Join(cfg.StateDir, cfg.RunID)
 	if _, err := os.Lstat(stateDir); err == nil {
@@ -214,7 +215,12 @@ func (s *Sandbox) makeState() error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(s.stateDir, labelsFile), b, 0o644); err != nil {
+	// Whole or absent: renamed into place.
+	tmp := filepath.Join(s.stateDir, "."+labelsFile)
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.stateDir, labelsFile)); err != nil {
 		return err
 	}
 	for _, d := range []string{"rootfs", "box", "fifo", "alive"} {
@@ -399,14 +405,19 @@ func (s *Sandbox) teardown() error {
 		if err := unmountUnder(s.stateDir); err != nil {
 			errs = append(errs, err)
 		}
-		if err := os.RemoveAll(s.stateDir); err != nil {
-			errs = append(errs, err)
-		}
 	}
-	// After the container is gone, so no command still writes there.
+	// After the containers are gone, so no command still writes there,
+	// and before the state folder goes, whose labels record the loan
+	// until then: a workspace that could not be given back leaves the
+	// folder for the next sweep (see removeLeftovers).
 	if s.adopt {
 		if err := giveBack(s.cfg.Workspace, int(s.uid), int(s.ownerUID), int(s.ownerGID)); err != nil {
-			errs = append(errs, fmt.Errorf("give the workspace back to uid %d: %w", s.ownerUID, err))
+			return errors.Join(append(errs, fmt.Errorf("give the workspace back to uid %d (the next sandbox tries again): %w", s.ownerUID, err))...)
+		}
+	}
+	if s.stateDir != "" {
+		if err := os.RemoveAll(s.stateDir); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -732,5 +733,89 @@ func TestPythonLeavesNoBytecode(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.cfg.Workspace, "__pycache__")); !os.IsNotExist(err) {
 		t.Errorf("__pycache__ left in the workspace: %v", err)
+	}
+}
+
+// The sweep acts as root on what state folders say, so it believes only
+// folders and labels nobody else could have written, and gives back only
+// a workspace lent to nobody: forged labels that ask for the files of the
+// lent uid (nobody's, or root's) to be given to another user change
+// nothing, in Prune and in New.
+func TestSweepRefusesForgedLabels(t *testing.T) {
+	t.Parallel()
+	requireContainerd(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the sweep's chown needs root")
+	}
+	const other = 4242
+	host := strings.SplitN(sandbox.OwnerLabel(), "/", 2)[0]
+	cases := []struct {
+		name                string
+		stateMode, fileMode os.FileMode
+		stateUID, fileUID   int
+		lent                int
+	}{
+		{"state folder of another user", 0o777, 0o644, other, other, NobodyID},
+		{"labels of another user", 0o700, 0o644, 0, other, NobodyID},
+		{"labels others may write", 0o700, 0o666, 0, 0, NobodyID},
+		{"a loan of root's files", 0o700, 0o644, 0, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			victim := filepath.Join(ws, "shadow")
+			if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(victim, c.lent, c.lent); err != nil {
+				t.Fatal(err)
+			}
+			state := filepath.Join(t.TempDir(), "trio-state")
+			run := filepath.Join(state, "evil")
+			if err := os.MkdirAll(run, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			labels, _ := json.Marshal(map[string]string{LabelManaged: "true", LabelRun: "evil", LabelState: run,
+				LabelOwner: host + "/3999999/1", LabelGiveBack: fmt.Sprintf("%d:%d:%d", c.lent, other, other), LabelWorkspace: ws})
+			f := filepath.Join(run, labelsFile)
+			if err := os.WriteFile(f, labels, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range []struct {
+				path string
+				uid  int
+				mode os.FileMode
+			}{{f, c.fileUID, c.fileMode}, {run, c.fileUID, 0o700}, {state, c.stateUID, c.stateMode}} {
+				if err := os.Lchown(e.path, e.uid, e.uid); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(e.path, e.mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			same := func(when string) {
+				t.Helper()
+				st, err := os.Stat(victim)
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				if uid := st.Sys().(*syscall.Stat_t).Uid; uid != uint32(c.lent) {
+					t.Errorf("%s acted on forged labels: %s now belongs to uid %d, not %d", when, victim, uid, c.lent)
+				}
+				if _, err := os.Stat(f); err != nil {
+					t.Errorf("%s removed the forged folder: %v", when, err)
+				}
+			}
+			Prune(context.Background(), Config{StateDir: state})
+			same("Prune")
+			s, err := New(context.Background(), Config{Workspace: t.TempDir(), StateDir: state})
+			if err == nil {
+				s.Close()
+			}
+			if c.stateUID != 0 && err == nil {
+				t.Error("New accepted a state folder of another user")
+			}
+			same("New")
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
@@ -19,8 +20,8 @@ import (
 	"github.com/trioagent/trio/sandbox"
 )
 
-// Leftover is what a dead run left in containerd and what Prune did
-// about it.
+// Leftover is what a dead run left (a container, or a state folder no
+// container named) and what Prune did about it.
 type Leftover struct {
 	Container string `json:"container"` // "": a state folder no container named
 	// State is the dead run's state folder, removed.
@@ -35,9 +36,10 @@ type Leftover struct {
 // Prune removes, from the containerd at cfg.Address (namespace
 // cfg.Namespace), every container Trio made whose creating process has
 // died on this host: its task, its snapshot, its state folder, and the
-// ownership of a lent workspace, which goes back to its owner. It returns
-// what it removed. Containers of live runs and of other hosts are left
-// alone.
+// ownership of a lent workspace, which goes back to its owner; then the
+// state folders in cfg.StateDir of such runs that no container named (a
+// run killed before its first command). It returns what it removed.
+// Containers and folders of live runs and of other hosts are left alone.
 func Prune(ctx context.Context, cfg Config) ([]Leftover, error) {
 	from := "config"
 	if cfg.Address == "" {
@@ -77,16 +79,18 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 	var (
 		errs []error
 		out  []Leftover
-		kept = map[string]bool{} // the state folders of containers still there
+		// The state folders of the containers seen: still there, or
+		// removed already.
+		handled = map[string]bool{}
 	)
 	for _, ctr := range cs {
 		labels, err := ctr.Labels(ctx)
 		if err != nil || !sandbox.OwnerGone(labels[LabelOwner]) {
 			continue
 		}
+		handled[labels[LabelState]] = true
 		if err := removeContainer(ctx, ctr); err != nil {
 			errs = append(errs, err)
-			kept[labels[LabelState]] = true
 			continue
 		}
 		l := Leftover{Container: ctr.ID(), Run: labels[LabelRun], Owner: labels[LabelOwner]}
@@ -95,18 +99,27 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 		}
 		out = append(out, l)
 	}
-	// What is left now of a dead run is a folder no container names.
+	// What is left now of a dead run is a folder no container names. The
+	// folders are root's alone (see sandbox.PrivateDir), and so must be
+	// their labels: what they say is done as root.
+	if !private(stateDir, true) {
+		return out, errors.Join(errs...)
+	}
 	folders, _ := filepath.Glob(filepath.Join(stateDir, "*", labelsFile))
 	for _, f := range folders {
+		dir := filepath.Dir(f)
+		if handled[dir] || !private(dir, true) || !private(f, false) {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		var labels map[string]string
 		if err != nil || json.Unmarshal(b, &labels) != nil || labels[LabelManaged] != "true" ||
-			labels[LabelState] != filepath.Dir(f) || kept[labels[LabelState]] || !sandbox.OwnerGone(labels[LabelOwner]) {
+			labels[LabelState] != dir || !sandbox.OwnerGone(labels[LabelOwner]) {
 			continue
 		}
-		l := Leftover{Run: labels[LabelRun], Owner: labels[LabelOwner], State: labels[LabelState]}
+		l := Leftover{Run: labels[LabelRun], Owner: labels[LabelOwner], State: dir}
 		if err := removeRun(labels, &l); err != nil {
-			errs = append(errs, fmt.Errorf("state folder %s: %w", filepath.Dir(f), err))
+			errs = append(errs, fmt.Errorf("state folder %s: %w", dir, err))
 		}
 		out = append(out, l)
 	}
@@ -116,30 +129,59 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 	return out, nil
 }
 
-// removeRun removes what a dead run left outside containerd, by its
-// labels: its state folder (what is mounted there first) and, when it
-// had lent the workspace, the ownership of what the sandbox user owns
-// there, which goes back; l notes the workspace given back.
-func removeRun(labels map[string]string, l *Leftover) error {
-	var errs []error
-	if dir := labels[LabelState]; dir != "" && filepath.IsAbs(dir) && strings.Contains(dir, "trio") {
-		if err := unmountUnder(dir); err != nil {
-			errs = append(errs, err)
-		} else if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
-		}
+// private reports whether path is a folder (dir) or a regular file, not
+// a symlink, of this process's user that nobody else may write.
+func private(path string, dir bool) bool {
+	st, err := os.Lstat(path)
+	if err != nil || st.IsDir() != dir || !dir && !st.Mode().IsRegular() {
+		return false
 	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Geteuid() && st.Mode().Perm()&0o022 == 0
+}
+
+// removeRun removes what a dead run left outside containerd, by its
+// labels. First the ownership of a lent workspace goes back to its owner
+// (only a workspace lent to nobody, as pickUser lends it): until then the
+// state folder's labels are its record. Then the state folder goes, what
+// is mounted there first. The folder is moved aside before its labels
+// are read again: a run given the same id meanwhile (trio resume) made a
+// new folder there, which is put back untouched. l notes the workspace
+// given back.
+func removeRun(labels map[string]string, l *Leftover) error {
 	if ws, back := labels[LabelWorkspace], labels[LabelGiveBack]; ws != "" && back != "" {
 		var uid, toUID, toGID int
-		if _, err := fmt.Sscanf(back, "%d:%d:%d", &uid, &toUID, &toGID); err != nil {
-			errs = append(errs, fmt.Errorf("label %s=%q: %w", LabelGiveBack, back, err))
-		} else if err := giveBack(ws, uid, toUID, toGID); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("give %s back to uid %d: %w", ws, toUID, err))
-		} else {
-			l.Workspace = ws
+		if _, err := fmt.Sscanf(back, "%d:%d:%d", &uid, &toUID, &toGID); err != nil || uid != NobodyID {
+			return fmt.Errorf("label %s=%q: not a workspace lent to nobody (%d)", LabelGiveBack, back, NobodyID)
+		}
+		if err := giveBack(ws, uid, toUID, toGID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("give %s back to uid %d: %w", ws, toUID, err)
+		}
+		l.Workspace = ws
+	}
+	dir := labels[LabelState]
+	if dir == "" || !filepath.IsAbs(dir) || !strings.Contains(dir, "trio") {
+		return nil
+	}
+	tomb := filepath.Join(filepath.Dir(dir), fmt.Sprintf(".gone-%s-%d", filepath.Base(dir), os.Getpid()))
+	if err := os.Rename(dir, tomb); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("move %s aside: %w", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(tomb, labelsFile)); err == nil {
+		var now map[string]string
+		if json.Unmarshal(b, &now) != nil || now[LabelOwner] != labels[LabelOwner] {
+			if err := os.Rename(tomb, dir); err != nil {
+				return fmt.Errorf("put back %s, another run's: %w", dir, err)
+			}
+			return nil
 		}
 	}
-	return errors.Join(errs...)
+	if err := unmountUnder(tomb); err != nil {
+		return err
+	}
+	return os.RemoveAll(tomb)
 }
 
 // unmountUnder detaches every mount at or under dir, deepest first: a
