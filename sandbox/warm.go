@@ -119,18 +119,27 @@ func PrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	st, err := os.Lstat(dir)
+	return Private(dir, true)
+}
+
+// Private checks that path is a folder (dir) or a regular file, not a
+// symlink, of this process's user that nobody else may write (see
+// PrivateDir).
+func Private(path string, dir bool) error {
+	st, err := os.Lstat(path)
 	if err != nil {
 		return err
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	switch {
-	case !st.IsDir():
-		return fmt.Errorf("%s is not a folder (a symlink?)", dir)
+	case dir && !st.IsDir():
+		return fmt.Errorf("%s is not a folder (a symlink?)", path)
+	case !dir && !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (a symlink?)", path)
 	case ok && int(sys.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to uid %d, not to this user (%d)", dir, sys.Uid, os.Geteuid())
+		return fmt.Errorf("%s belongs to uid %d, not to this user (%d)", path, sys.Uid, os.Geteuid())
 	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%s is writable by others (mode %v): make it 0700 or choose another folder", dir, st.Mode().Perm())
+		return fmt.Errorf("%s is writable by others (mode %v): make it 0700 or choose another folder", path, st.Mode().Perm())
 	}
 	return nil
 }

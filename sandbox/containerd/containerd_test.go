@@ -819,3 +819,63 @@ func TestSweepRefusesForgedLabels(t *testing.T) {
 		})
 	}
 }
+
+// A dead run's labels are the only record of the workspace it lent: the
+// sweep removes its state folder only once the workspace is back, so a
+// give-back that fails (here: the workspace is not a folder yet) leaves
+// the folder for the next sweep, which finishes the job.
+func TestSweepKeepsTheLoanUntilGivenBack(t *testing.T) {
+	t.Parallel()
+	requireContainerd(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the sweep's chown needs root")
+	}
+	host := strings.SplitN(sandbox.OwnerLabel(), "/", 2)[0]
+	state := filepath.Join(t.TempDir(), "trio-state")
+	run := filepath.Join(state, "dead")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.WriteFile(ws, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	labels, _ := json.Marshal(map[string]string{LabelManaged: "true", LabelRun: "dead", LabelState: run,
+		LabelOwner: host + "/3999999/1", LabelGiveBack: fmt.Sprintf("%d:0:0", NobodyID), LabelWorkspace: ws})
+	if err := os.WriteFile(filepath.Join(run, labelsFile), labels, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prune(context.Background(), Config{StateDir: state}); err == nil {
+		t.Error("a give-back that failed was not an error")
+	}
+	if _, err := os.Stat(filepath.Join(run, labelsFile)); err != nil {
+		t.Fatalf("the loan's record went before the workspace was back: %v", err)
+	}
+	// Now the workspace is a folder with a file the dead run's nobody owns.
+	if err := os.Remove(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lent := filepath.Join(ws, "made-inside")
+	if err := os.WriteFile(lent, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(lent, NobodyID, NobodyID); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := Prune(context.Background(), Config{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].Workspace != ws || removed[0].State != run {
+		t.Errorf("prune reported %+v", removed)
+	}
+	if st, err := os.Stat(lent); err != nil || st.Sys().(*syscall.Stat_t).Uid != 0 {
+		t.Errorf("the workspace was not given back: %v", err)
+	}
+	if _, err := os.Lstat(run); !os.IsNotExist(err) {
+		t.Errorf("the state folder remains after the give-back: %v", err)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
@@ -102,13 +101,13 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 	// What is left now of a dead run is a folder no container names. The
 	// folders are root's alone (see sandbox.PrivateDir), and so must be
 	// their labels: what they say is done as root.
-	if !private(stateDir, true) {
-		return out, errors.Join(errs...)
+	var folders []string
+	if sandbox.Private(stateDir, true) == nil {
+		folders, _ = filepath.Glob(filepath.Join(stateDir, "*", labelsFile))
 	}
-	folders, _ := filepath.Glob(filepath.Join(stateDir, "*", labelsFile))
 	for _, f := range folders {
 		dir := filepath.Dir(f)
-		if handled[dir] || !private(dir, true) || !private(f, false) {
+		if handled[dir] || sandbox.Private(dir, true) != nil || sandbox.Private(f, false) != nil {
 			continue
 		}
 		b, err := os.ReadFile(f)
@@ -127,17 +126,6 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 		return out, fmt.Errorf("remove leftovers of dead runs: %w", err)
 	}
 	return out, nil
-}
-
-// private reports whether path is a folder (dir) or a regular file, not
-// a symlink, of this process's user that nobody else may write.
-func private(path string, dir bool) bool {
-	st, err := os.Lstat(path)
-	if err != nil || st.IsDir() != dir || !dir && !st.Mode().IsRegular() {
-		return false
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == os.Geteuid() && st.Mode().Perm()&0o022 == 0
 }
 
 // removeRun removes what a dead run left outside containerd, by its
