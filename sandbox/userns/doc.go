@@ -18,13 +18,14 @@
 //     private tmpfs /tmp and HOME (/home/trio), each a quarter of the
 //     memory limit; the run's own Go build cache at /cache (GOCACHE is
 //     /cache/go-build), over the run's trusted builds bound read-only at
-//     /.trio/trusted and the trusted warm base bound read-only at
-//     /.trio/go-build: the go command reads all three through Trio's cache
-//     program (GOCACHEPROG, package sandbox/internal/gocacheprog, run by
-//     the helper below), which looks in the run's cache first and puts
-//     everything there, so no command can change the base other runs
-//     read, and [Sandbox.Reset] gives an empty cache over the same base
-//     (the standard library stays compiled); the host Go
+//     /.trio/trusted, a tree of hard links to the trusted warm base's
+//     files (mode 0444) and what trusted builds added: the go command
+//     reads both through Trio's cache program (GOCACHEPROG, package
+//     sandbox/internal/gocacheprog, run by the helper below), which looks
+//     in the run's cache first and puts everything there, so no command
+//     can change the base other runs read, and [Sandbox.Reset] gives an
+//     empty cache over the same trusted builds (the standard library
+//     stays compiled); the host Go
 //     module cache read-only at /go/pkg/mod; the workspace read-write at
 //     /workspace. The host's /home, /root, /run, /var and the rest of /etc
 //     are not there, so neither are ~/.ssh, ~/.config, an SSH agent socket
@@ -55,13 +56,16 @@
 // A go test, go vet or go build run as its own argv with only the flags
 // sandbox.TrustedGo knows, no environment of its own and no started
 // process alive, in a workspace without assembly, C or cgo sources
-// (sandbox.TrustedGoWorkspace), is a trusted build. Its go command's cache
-// is the trusted builds (/.trio/trusted) and the base, nothing else, and
-// only a cache server writes them: the helper starts it before it
-// confines the command, in a Landlock domain that may write only that
-// folder (confine.Spec.Store), and the go command's GOCACHEPROG relays to
-// it over an inherited socket. The server stores a body only when its
-// SHA-256 is the output ID the go command gives it. The go command,
+// (sandbox.TrustedGoWorkspace), is a trusted build. Its go command's
+// GOCACHE is the trusted builds (/.trio/trusted, bound writable for it
+// alone, in its Landlock domain's writable folders), a plain disk cache
+// with no cache program in between, whose base entries it only reads
+// (they are mode 0444, and the go command changes no file's mode). When
+// the build has ended and its processes are gone, the tree's Check keeps
+// what it added only when it has the cache's form (an output whose
+// SHA-256 is its name, an action entry of the cache's format) and puts
+// back the mode and time of a base file that changed; nothing else ever
+// writes there. The go command,
 // its compilers, its linker and vet run as the command; the programs it
 // builds and runs (test binaries) go through -exec=/.trio/nest, the helper
 // again, which puts them in a Landlock domain nested in the command's:
@@ -86,7 +90,7 @@
 // each trusted build a file whose modification time is not its change
 // time (set back by touch -d) is re-dated, since go test knows the files
 // a test read by size and modification time alone. The containerd kind
-// has trusted builds too, with init as the store's server.
+// has trusted builds too, on an overlay over the same base.
 //
 // # How Landlock gets inside
 //
@@ -110,8 +114,9 @@
 // in it. Exec calls are serialised, so no command's process exists while
 // the next command's layout is planned and mounted (a process Start
 // started may: see below). Close removes the
-// state folder (build cache, generated /etc); after a kill -9 of its
-// owner, the next New on this host removes it. Nothing else is left.
+// state folder (build cache, generated /etc) and the trusted builds'
+// folder beside the warm base; after a kill -9 of their owner, the next
+// New on this host removes them. Nothing else is left.
 //
 // The disk limit is measured: before, during (every 100 ms or twenty
 // times the walk's own time, whichever is longer) and after each command,

@@ -204,3 +204,19 @@ func writeTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	sandboxtest.WriteFiles(t, dir, files)
 }
+
+// treeDir is the host folder of the trusted builds of the one sandbox
+// whose state is in state: beside the warm base in warm, named after its
+// state folder.
+func treeDir(t *testing.T, warm, state string) string {
+	t.Helper()
+	states, _ := filepath.Glob(filepath.Join(state, "trio-userns-*"))
+	if len(states) != 1 {
+		t.Fatalf("%s holds the state folders %v, want one", state, states)
+	}
+	dir := filepath.Join(warm, "runs", filepath.Base(states[0]), "go-build")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("no trusted builds at %s: %v", dir, err)
+	}
+	return dir
+}

@@ -16,8 +16,8 @@ var _ sandbox.Resetter = (*Sandbox)(nil)
 // commands wrote (compiled packages, cached test results, anything planted
 // there) is removed. The trusted base stays as it was (commands only ever
 // see it read-only), so the standard library is still compiled, and so do
-// the trusted builds, which only trusted builds' cache server wrote (see
-// Sandbox.trusted): the Critic reuses them. /tmp and
+// the trusted builds, which only trusted builds' go commands wrote, as
+// their checks kept it (see Sandbox.trusted): the Critic reuses them. /tmp and
 // HOME are new for every command already, and no process of an earlier
 // command is alive, so after Reset nothing the Worker's code left outside
 // the workspace reaches the Critic's checks. What the removed cache held

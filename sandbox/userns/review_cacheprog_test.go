@@ -25,8 +25,8 @@ import (
 	"github.com/trioagent/trio/sandbox/userns"
 )
 
-// Attacks on the layered build cache (the read-only trusted base at
-// /.trio/go-build, read through Trio's GOCACHEPROG, over the run's own
+// Attacks on the layered build cache (the read-only trusted builds, which
+// hold the trusted base's files, at /.trio/trusted, read through Trio's GOCACHEPROG, over the run's own
 // /cache/go-build), as an ordinary user, sharing one warm base.
 func TestReviewCacheProg(t *testing.T) {
 	if asOrdinaryUser(t, "TestReviewCacheProg") {
@@ -55,10 +55,21 @@ func TestReviewCacheProg(t *testing.T) {
 	t.Run("Worker code forges a result during the check", func(t *testing.T) { testCacheProgForgeDuringCheck(t, warm, "") })
 	t.Run("workspace holding the warm cache", func(t *testing.T) { testCacheProgWorkspaceHoldsBase(t, base) })
 	// Last: nothing above changed the base (content, names, modes,
-	// times, link counts, extended attributes).
+	// times, extended attributes), and with every sandbox closed no hard
+	// link to its files is left (each run's trusted builds link them).
 	t.Run("base state at the end", func(t *testing.T) {
 		if got := fullState(t, base); got != fullStateAtStart(t, base) {
 			t.Fatal("the trusted base changed during the review tests")
+		}
+		filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+			var st unix.Stat_t
+			if err == nil && d.Type().IsRegular() && unix.Lstat(p, &st) == nil && st.Nlink != 1 {
+				t.Errorf("%s has %d links after every sandbox closed", p, st.Nlink)
+			}
+			return nil
+		})
+		if runs, _ := filepath.Glob(filepath.Join(warm, "runs", "*")); len(runs) != 0 {
+			t.Errorf("closed sandboxes left their trusted builds: %v", runs)
 		}
 	})
 }
@@ -75,8 +86,9 @@ func fullStateAtStart(t *testing.T, base string) string {
 }
 
 // fullState hashes everything of a tree a command could change: names,
-// types, modes, sizes, modification times, link counts, extended
-// attributes and content.
+// types, modes, sizes, modification times, extended attributes and
+// content. Not link counts: every open sandbox's trusted builds link the
+// base's files.
 func fullState(t testing.TB, dir string) string {
 	t.Helper()
 	h := sha256.New()
@@ -91,7 +103,7 @@ func fullState(t testing.TB, dir string) string {
 			fmt.Fprintf(h, "lstat %s %v\n", rel, err)
 			return nil
 		}
-		fmt.Fprintf(h, "%s %o %d %d.%d %d\n", rel, st.Mode, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Nlink)
+		fmt.Fprintf(h, "%s %o %d %d.%d\n", rel, st.Mode, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 		buf := make([]byte, 4096)
 		if n, err := unix.Llistxattr(p, buf); err == nil && n > 0 {
 			fmt.Fprintf(h, "xattr %q\n", buf[:n])
@@ -187,7 +199,7 @@ func testCacheProgBaseImmutable(t *testing.T, warm, base string) {
 	e := someBaseEntry(t, base)
 	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 5 * time.Minute}}, map[string]string{
 		"w.py": `import os, sys, errno
-b = "/.trio/go-build"
+b = "/.trio/trusted"
 d = os.path.join(b, sys.argv[1][:2])
 f = os.path.join(d, sys.argv[1] + "-a")
 def t(name, fn):
@@ -226,13 +238,13 @@ t("mknod fifo", lambda: os.mkfifo(os.path.join(d, "p")))
 	}
 	put := fmt.Sprintf(`{"ID":1,"Command":"put","ActionID":"%s","OutputID":"%s","BodySize":6}`, b64(e.action), b64(e.output))
 	res = run(t, sb, "sh", "-c", `set -x
-printf '%s\n"Rk9SR0VE"\n{"ID":2,"Command":"close"}\n' '`+put+`' | /.trio/init --trio-gocacheprog /.trio/go-build /.trio/go-build
-printf '%s\n"Rk9SR0VE"\n{"ID":2,"Command":"close"}\n' '`+put+`' | /.trio/init --trio-gocacheprog /.trio/go-build/`+e.action[:2]+`/.. /cache/go-build
-GOCACHE=/.trio/go-build go build -a fmt
-GOCACHEPROG= GOCACHE=/.trio/go-build go build -a fmt
-GOCACHEPROG="/.trio/init --trio-gocacheprog /.trio/go-build /.trio/go-build" go build -a fmt
-GOCACHE=/.trio/go-build go clean -cache -testcache -fuzzcache
-GOCACHEPROG= GOCACHE=/.trio/go-build go clean -cache -testcache -fuzzcache
+printf '%s\n"Rk9SR0VE"\n{"ID":2,"Command":"close"}\n' '`+put+`' | /.trio/init --trio-gocacheprog /.trio/trusted /.trio/trusted
+printf '%s\n"Rk9SR0VE"\n{"ID":2,"Command":"close"}\n' '`+put+`' | /.trio/init --trio-gocacheprog /.trio/trusted/`+e.action[:2]+`/.. /cache/go-build
+GOCACHE=/.trio/trusted go build -a fmt
+GOCACHEPROG= GOCACHE=/.trio/trusted go build -a fmt
+GOCACHEPROG="/.trio/init --trio-gocacheprog /.trio/trusted /.trio/trusted" go build -a fmt
+GOCACHE=/.trio/trusted go clean -cache -testcache -fuzzcache
+GOCACHEPROG= GOCACHE=/.trio/trusted go clean -cache -testcache -fuzzcache
 echo done`)
 	if !strings.Contains(res.Stdout, "done") {
 		t.Fatalf("%+v", res)
@@ -306,7 +318,7 @@ echo planted`)
 		t.Fatal(err)
 	}
 	path, miss, content = cacheGet(t, sb, e.action)
-	if miss || !strings.HasPrefix(path, "/.trio/go-build/") || strings.Contains(content, "FORGED") || int64(len(content)) != e.size {
+	if miss || !strings.HasPrefix(path, "/.trio/trusted/") || strings.Contains(content, "FORGED") || int64(len(content)) != e.size {
 		t.Fatalf("after Reset the cache program answers %q (miss %v, %d bytes, %.20q), want the base's entry", path, miss, len(content), content)
 	}
 }
@@ -371,7 +383,7 @@ sleep 0.05; done`
 			t.Fatal(err)
 		}
 		path, miss, content := cacheGet(t, sb, e.action)
-		if miss || !strings.HasPrefix(path, "/.trio/go-build/") || strings.Contains(content, "FORGED") {
+		if miss || !strings.HasPrefix(path, "/.trio/trusted/") || strings.Contains(content, "FORGED") {
 			t.Fatalf("after Reset %d, with a started process alive, the cache program answers %q (%.20q)", i+1, path, content)
 		}
 	}
@@ -441,10 +453,10 @@ func testCacheProgSymlinks(t *testing.T, warm, base string) {
 cd /cache/go-build
 mkdir -p 11 22 33 `+e.action[:2]+`
 ln -sf `+victim+` 11/`+out1+`-d
-ln -sf /.trio/go-build/`+e.output[:2]+`/`+e.output+`-d 22/`+out2+`-d
+ln -sf /.trio/trusted/`+e.output[:2]+`/`+e.output+`-d 22/`+out2+`-d
 echo ws > /workspace/target && ln -sf /workspace/target 33/`+out3+`-d
 printf '%s' '`+entry(out1, 10)+`' > `+e.action[:2]+`/`+e.action+`-a
-n=0; for d in /.trio/go-build/??; do x=$(basename $d); case $x in 11|22|33|`+e.action[:2]+`) continue;; esac
+n=0; for d in /.trio/trusted/??; do x=$(basename $d); case $x in 11|22|33|`+e.action[:2]+`) continue;; esac
   rm -rf $x; if [ $((n % 2)) = 0 ]; then ln -s $d $x; else ln -s `+victimDir+` $x; fi; n=$((n+1)); done
 echo planted`)
 	if !strings.Contains(res.Stdout, "planted") {
@@ -473,7 +485,7 @@ echo planted`)
 		t.Fatal(err)
 	}
 	path, miss, content = cacheGet(t, sb, e.action)
-	if miss || !strings.HasPrefix(path, "/.trio/go-build/") || int64(len(content)) != e.size {
+	if miss || !strings.HasPrefix(path, "/.trio/trusted/") || int64(len(content)) != e.size {
 		t.Fatalf("after Reset: %q miss=%v", path, miss)
 	}
 	res = run(t, sb, "sh", "-c", "find /cache -type l; go build ./... && go list -f '{{.Stale}}' fmt")
@@ -542,7 +554,7 @@ func duBlocks(t *testing.T, dir string) int64 {
 
 // When the workspace holds the warm cache folder (a run in the user's
 // home: ~/.cache/trio is inside it), the base is writable through
-// /workspace, whatever the read-only bind at /.trio/go-build.
+// /workspace, whatever the read-only bind at /.trio/trusted.
 func testCacheProgWorkspaceHoldsBase(t *testing.T, base string) {
 	home := t.TempDir()
 	warm := filepath.Join(home, ".cache", "trio")
@@ -591,7 +603,7 @@ func testCacheProgForgeDuringCheck(t *testing.T, warm string, flags string) {
 		"a/a_test.go": "package a\n\nimport (\"os\"; \"os/exec\"; \"testing\")\n\nfunc TestPlant(t *testing.T) {\n\texec.Command(\"sh\", \"-c\", \"cp -r /workspace/.payload/. $GOCACHE/ 2>/dev/null\").Run()\n\t_ = os.Getenv\n}\n",
 		// What the Worker does in its own commands: learn the keys, make
 		// the forgery, keep it in the workspace.
-		"log.sh": "tee -a /tmp/req.log | /.trio/init --trio-gocacheprog /cache/go-build /.trio/go-build | tee -a /tmp/resp.log\n",
+		"log.sh": "tee -a /tmp/req.log | /.trio/init --trio-gocacheprog /cache/go-build /.trio/trusted | tee -a /tmp/resp.log\n",
 		"forge.py": `import base64, hashlib, json, os, subprocess, sys, time
 flags = sys.argv[1:]
 def missed():

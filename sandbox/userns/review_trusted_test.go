@@ -16,9 +16,10 @@ import (
 // later Critic check (after Reset) reuse a compiled package or a test
 // result that the toolchain did not produce from the workspace's current
 // sources? As an ordinary user, sharing one warm base. Each row was a
-// working attack when the review found it. The fixes: only a cache
-// server outside the command's Landlock domain writes the store (the go
-// command itself may not: confine.Spec.Store), and a workspace holding
+// working attack when the review found it. The fixes: -o makes a go
+// command an ordinary one (sandbox.TrustedGo), what a trusted build's go
+// command leaves in the trusted builds is kept only when it has the
+// cache's form (gocacheprog.Tree.Check), and a workspace holding
 // assembly, C or cgo sources, whose #includes the go command does not
 // hash, has no trusted builds (sandbox.TrustedGoWorkspace).
 func TestReviewTrusted(t *testing.T) {
@@ -34,6 +35,73 @@ func TestReviewTrusted(t *testing.T) {
 	t.Run("go build -o through a workspace symlink overwrites a compiled package", func(t *testing.T) { testTrustedOverwriteArchive(t, warm, true) })
 	t.Run("assembly #include outside the package is not hashed", func(t *testing.T) { testTrustedAsmInclude(t, warm) })
 	t.Run("cgo #include outside the package is not hashed", func(t *testing.T) { testTrustedCgoInclude(t, warm) })
+	t.Run("a test binary changes the base's files through the trusted builds", func(t *testing.T) { testTrustedTestTouchesBase(t, warm) })
+}
+
+// The trusted builds hold hard links to the warm base's files, which the
+// run's user owns: a test binary in a trusted build, where Landlock does
+// not let it write the trusted builds, still may change a file's mode and
+// times (Landlock does not cover them). It must not change a base file's
+// content, keep a link to one, or leave a mode or time changed after the
+// build.
+func testTrustedTestTouchesBase(t *testing.T, warm string) {
+	bases, _ := filepath.Glob(filepath.Join(warm, "go-build-*[^k]"))
+	if len(bases) != 1 {
+		t.Fatalf("warm cache folder holds %v, want one base", bases)
+	}
+	before := fullStateAtStart(t, bases[0])
+	sb, _ := open(t, userns.Config{WarmCache: warm}, map[string]string{
+		"go.mod": "module m\n\ngo 1.21\n",
+		"p/p_test.go": `package p
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestBase(t *testing.T) {
+	files, _ := filepath.Glob("/.trio/trusted/??/*")
+	if len(files) > 40 {
+		files = files[:40]
+	}
+	for _, f := range files {
+		if os.Chmod(f, 0o666) == nil {
+			fmt.Println("CHMOD", f)
+		}
+		os.Chtimes(f, time.Unix(1, 0), time.Unix(1, 0))
+		if w, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			w.Write([]byte("FORGED"))
+			w.Close()
+			fmt.Println("DID: write", f)
+		}
+		if os.Truncate(f, 0) == nil {
+			fmt.Println("DID: truncate", f)
+		}
+		if os.Link(f, filepath.Join(t.TempDir(), "l")) == nil {
+			fmt.Println("DID: link", f)
+		}
+	}
+	fmt.Println("TRIED", len(files))
+}
+`,
+	})
+	res := run(t, sb, "go", "test", "-v", "-count=1", "./p")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "TRIED 40") || !strings.Contains(res.Stdout, "CHMOD") {
+		t.Fatalf("the test did not run in a trusted build, or could not change a mode there (the test's premise): %+v", res)
+	}
+	if strings.Contains(res.Stdout, "DID:") {
+		t.Errorf("a test binary in a trusted build changed the base's files:\n%s", res.Stdout)
+	}
+	if after := fullState(t, bases[0]); after != before {
+		t.Error("after a trusted build whose test changed modes and times, the base is not as it was")
+	}
+	// The next command finds the base whole.
+	if res := run(t, sb, "go", "list", "-f", "{{.Stale}}", "fmt"); strings.TrimSpace(res.Stdout) != "false" {
+		t.Errorf("after the build the standard library is stale: %+v", res)
+	}
 }
 
 // check resets the sandbox and runs argv as a Critic check.
@@ -60,7 +128,7 @@ func testTrustedOutputIntoStore(t *testing.T, warm string) {
 	})
 	res := run(t, sb, "go", "build", "-o", "/.trio/trusted/forged", "./cmd")
 	t.Logf("go build -o /.trio/trusted/forged: exit %d %s", res.ExitCode, res.Stderr)
-	forged, _ := filepath.Glob(filepath.Join(state, "trio-userns-*", "trusted", "forged"))
+	forged, _ := filepath.Glob(filepath.Join(treeDir(t, warm, state), "forged"))
 	if len(forged) != 0 {
 		t.Errorf("a trusted build's go command wrote %s into the trusted store (go build -o)", forged[0])
 	}

@@ -1,7 +1,6 @@
 package userns_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
@@ -24,10 +23,6 @@ func trustedOpener(warm string) sandboxtest.TrustedOpener {
 	return func(t *testing.T, files map[string]string) (sandbox.Sandbox, string, string) {
 		state := t.TempDir()
 		sb, ws := open(t, userns.Config{WarmCache: warm, StateDir: state}, files)
-		trusted, _ := filepath.Glob(filepath.Join(state, "trio-userns-*", "trusted"))
-		if len(trusted) != 1 {
-			t.Fatalf("state folder holds %v trusted builds, want one", trusted)
-		}
-		return sb, ws, trusted[0]
+		return sb, ws, treeDir(t, warm, state)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,9 +53,12 @@ type Sandbox struct {
 	// holds. -1 when unknown (a command is running or was cut short).
 	cacheUsed int64
 
-	// warmBase is the trusted base of the build cache, bound read-only
-	// at baseCacheDir ("" without one).
-	warmBase string
+	// tree is the trusted builds' cache (see seedCache and trusted),
+	// nil without a warm base; runDir is the folder beside the base that
+	// holds it.
+	tree     *gocacheprog.Tree
+	runDir   string
+	building atomic.Bool // a trusted build is running: the tree grows
 	resets   int
 	kept     []string // replaced caches a started process may still write to
 	// diskMu guards diskBase and kept for a started process's disk watch;
@@ -110,7 +114,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.seedCache(ctx); err != nil {
 		return nil, err
 	}
-	s.env = commandEnv(cfg, s.warmBase != "")
+	s.env = commandEnv(cfg, s.tree != nil)
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
 		s.cacheUsed = s.cachesUsage()
@@ -123,13 +127,13 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 // sandbox.BaseEnv), with the Go and Python settings for this sandbox's
 // folders; without network, module and package downloads are off so that
 // they fail fast. With a warm base, the go command's cache is Trio's cache
-// program over GOCACHE, the read-only trusted builds and the read-only
+// program over GOCACHE and the read-only trusted builds, which hold the
 // base (see seedCache and trusted).
 func commandEnv(cfg Config, warm bool) []string {
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
 		"GOTELEMETRY=off", "TMPDIR=/tmp"}
 	if warm {
-		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(confine.Path, CacheDir+"/go-build", trustedCacheDir, baseCacheDir))
+		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(confine.Path, CacheDir+"/go-build", trustedCacheDir))
 	}
 	if cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+ModCacheDir)
@@ -247,8 +251,8 @@ func (s *Sandbox) baseArgs() []string {
 		"--size", size, "--perms", "0700", "--tmpfs", HomeDir,
 		"--bind", filepath.Join(s.stateDir, "cache"), CacheDir,
 	)
-	if s.warmBase != "" {
-		a = append(a, "--ro-bind", s.warmBase, baseCacheDir, "--ro-bind", s.trustedDir(), trustedCacheDir)
+	if s.tree != nil {
+		a = append(a, "--ro-bind", s.tree.Dir(), trustedCacheDir)
 	}
 	if s.cfg.ModCache != "none" {
 		a = append(a, "--ro-bind", s.cfg.ModCache, ModCacheDir)
@@ -329,7 +333,7 @@ func (s *Sandbox) enforced() (yes, no []string) {
 		no = append(no, "landlock: not supported by this kernel")
 	}
 	yes = append(yes, "seccomp: mount, namespaces, keyring, bpf, perf, ptrace, kexec and modules refused")
-	if s.warmBase != "" && s.abi > 0 {
+	if s.tree != nil && s.abi > 0 {
 		yes = append(yes, "trusted builds: go test runs its test binaries in a nested Landlock domain, apart from the go command and the build cache the Critic reuses")
 	}
 	return yes, no
@@ -369,14 +373,19 @@ func (s *Sandbox) teardown() error {
 	if s.exe != nil {
 		s.exe.Close()
 	}
-	if s.stateDir == "" {
-		return nil
+	var err error
+	if s.runDir != "" {
+		err = removeState(s.runDir)
 	}
-	return removeState(s.stateDir)
+	if s.stateDir == "" {
+		return err
+	}
+	return errors.Join(err, removeState(s.stateDir))
 }
 
 // State folders are statePrefix plus a random suffix in Config.StateDir,
-// each with an ownerFile naming the process that made it.
+// each with an ownerFile naming the process that made it; so are the
+// folders of the trusted builds beside the warm base (see seedCache).
 const (
 	statePrefix = "trio-userns-"
 	ownerFile   = "owner"
@@ -397,9 +406,10 @@ func removeState(dir string) error {
 	return nil
 }
 
-// removeLeftovers removes this user's state folders whose owner process
-// died without Close (kill -9): their commands died with it
-// (--die-with-parent), only the folders stay behind.
+// removeLeftovers removes this user's state folders in stateDir (or
+// trusted builds' folders) whose owner process died without Close (kill
+// -9): their commands died with it (--die-with-parent), only the folders
+// stay behind.
 func removeLeftovers(stateDir string) {
 	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
 	for _, d := range dirs {
@@ -543,31 +553,35 @@ func (s *Sandbox) diskUsedBefore() int64 {
 
 func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
 
-// cachesUsage is what the build caches hold: the run's own and the
-// trusted builds.
-func (s *Sandbox) cachesUsage() int64 { return usage(s.cacheDir()) + usage(s.trustedDir()) }
-
-// bases are the trusted build caches commands see: the trusted builds
-// and the warm base, when there is one.
-func (s *Sandbox) bases() []string {
-	if s.warmBase == "" {
-		return nil
+// cachesUsage is what the build caches hold: the run's own, and what the
+// trusted builds added to the base (while one runs, measured; otherwise
+// as its check left it: nothing else writes there).
+func (s *Sandbox) cachesUsage() int64 {
+	n := usage(s.cacheDir())
+	switch {
+	case s.tree == nil:
+	case s.building.Load():
+		n += s.tree.Usage()
+	default:
+		n += s.tree.Added()
 	}
-	return []string{trustedCacheDir, baseCacheDir}
+	return n
 }
 
-func (s *Sandbox) trustedDir() string { return filepath.Join(s.stateDir, "trusted") }
+// bases are the trusted build caches commands see: the trusted builds,
+// which hold the warm base, when there is one.
+func (s *Sandbox) bases() []string {
+	if s.tree == nil {
+		return nil
+	}
+	return []string{trustedCacheDir}
+}
 
-// trustedCacheDir is where commands see the trusted builds (see
-// trusted): read-only, as the base, except to a trusted build's cache
-// program.
+// trustedCacheDir is where commands see the trusted builds, the warm
+// base's entries among them (see seedCache): read-only, on a read-only
+// bind outside every folder Landlock lets them write, except to a trusted
+// build's go command, whose GOCACHE it is.
 const trustedCacheDir = "/.trio/trusted"
-
-// baseCacheDir is where commands see the trusted base of the Go build
-// cache, read-only: outside every folder Landlock lets them write, on a
-// read-only bind, beside the helper the go command starts as its cache
-// program.
-const baseCacheDir = "/.trio/go-build"
 
 // confineSpec is what the helper applies to itself before a command:
 // Landlock's writable folders, TCP, and the rlimits every command has.
@@ -588,26 +602,27 @@ func (s *Sandbox) confineSpec() confine.Spec {
 
 // trusted reports whether cmd runs as a trusted build (see
 // sandbox.TrustedGo): on a workspace whose sources the go command hashes
-// whole (sandbox.TrustedGoWorkspace), with a cache program to serve the
-// trusted builds, Landlock to confine the test binaries and the store's
-// server, no environment of cmd's own
+// whole (sandbox.TrustedGoWorkspace), with the trusted builds' tree over
+// a warm base, Landlock to confine the test binaries, no environment of
+// cmd's own
 // (GOFLAGS could name a -toolexec program) and no started process, which
 // could change a source file between the go command hashing it and the
 // compiler reading it. Exec calls are serialised and no process of an
 // earlier command is alive, so the toolchain and the test binaries it runs
 // are the only processes while it runs.
 func (s *Sandbox) trusted(cmd sandbox.Command) bool {
-	return s.warmBase != "" && s.abi > 0 && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv) &&
+	return s.tree != nil && s.abi > 0 && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv) &&
 		sandbox.TrustedGoWorkspace(s.cfg.Workspace)
 }
 
 // bwrapArgs are bwrap's arguments for cmd in wd with layout's path rules,
-// the helper confining it by spec. A trusted build gets the trusted
-// builds writable through its cache program, and runs the programs it
-// builds through the helper's nested confinement (confine.NestPath).
+// the helper confining it by spec. A trusted build's go command gets the
+// trusted builds as its GOCACHE, writable, and runs the programs it
+// builds through the helper's nested confinement (confine.NestPath),
+// which may not write there.
 func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec, trusted bool) ([]string, error) {
 	if trusted {
-		spec.Store = []string{trustedCacheDir, baseCacheDir}
+		spec.Writable = append(spec.Writable[:len(spec.Writable):len(spec.Writable)], trustedCacheDir)
 	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
@@ -617,9 +632,8 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 	env := sandbox.MergeEnv(s.env, cmd.Env)
 	switch {
 	case trusted:
-		args = append(args, "--bind", s.trustedDir(), trustedCacheDir)
-		env = sandbox.MergeEnv(env, []string{"GOCACHE=/tmp/.trio-gocache",
-			"GOCACHEPROG=" + gocacheprog.Relay(confine.Path, confine.StoreFD, trustedCacheDir, baseCacheDir),
+		args = append(args, "--bind", s.tree.Dir(), trustedCacheDir)
+		env = sandbox.MergeEnv(env, []string{"GOCACHE=" + trustedCacheDir, "GOCACHEPROG=",
 			"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(env, "GOFLAGS")+" -buildvcs=false -exec="+confine.NestPath)})
 		if cmd.Check {
 			env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode
@@ -685,7 +699,7 @@ func (s *Sandbox) startBwrap(args []string, stdin, stdout, stderr, ready *os.Fil
 	return c, infoR, nil
 }
 
-func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer, trusted bool) (sandbox.Result, error) {
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer, trusted bool) (_ sandbox.Result, retErr error) {
 	lim := s.cfg.Limits
 	spec := s.confineSpec()
 	if lim.Disk > 0 {
@@ -698,6 +712,26 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	args, err := s.bwrapArgs(cmd, wd, layout, spec, trusted)
 	if err != nil {
 		return sandbox.Result{}, err
+	}
+	// After a trusted build, once its processes are gone, the tree keeps
+	// only what Check keeps, however the command ended.
+	checkTree := func() error { return nil }
+	if trusted {
+		s.building.Store(true)
+		checkTree = func() error {
+			if !s.building.Swap(false) {
+				return nil
+			}
+			if err := s.tree.Check(); err != nil {
+				return fmt.Errorf("userns sandbox: after %s: %w", cmd.Argv[0], err)
+			}
+			return nil
+		}
+		defer func() {
+			if err := checkTree(); retErr == nil {
+				retErr = err
+			}
+		}()
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -781,6 +815,9 @@ wait:
 	code := exitCode(c.ProcessState)
 	if waitErr != nil && c.ProcessState == nil {
 		return sandbox.Result{ExitCode: code}, fmt.Errorf("userns sandbox: wait bwrap: %w", waitErr)
+	}
+	if err := checkTree(); err != nil {
+		return sandbox.Result{ExitCode: code}, err
 	}
 	res := sandbox.Result{ExitCode: code, TimedOut: timedOut}
 	used := int64(0)

@@ -385,11 +385,13 @@ const killedEnv = "TRIO_USERNS_KILLED_WS"
 
 // TestKilledRun: when the process that runs a command is killed with -9,
 // the command and its background children die with it (nothing acts
-// later), and the next sandbox on the host removes what the dead one left.
+// later), and the next sandbox on the host removes what the dead one left:
+// its state folder and its trusted builds beside the warm base.
 func TestKilledRun(t *testing.T) {
 	if ws := os.Getenv(killedEnv); ws != "" {
 		// The child: run a command that outlives us if it can.
-		sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: filepath.Join(ws, "..", "state")})
+		sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: filepath.Join(ws, "..", "state"),
+			WarmCache: os.Getenv(killedEnv + "_WARM")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +411,7 @@ time.sleep(60)
 		return
 	}
 	requireUserns(t)
-	base := t.TempDir()
+	base, warm := t.TempDir(), warmFor(t)
 	ws, state := filepath.Join(base, "ws"), filepath.Join(base, "state")
 	for _, d := range []string{ws, state} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -421,7 +423,7 @@ time.sleep(60)
 		t.Fatal(err)
 	}
 	child := exec.Command(self, "-test.run=^TestKilledRun$", "-test.count=1")
-	child.Env = append(os.Environ(), killedEnv+"="+ws)
+	child.Env = append(os.Environ(), killedEnv+"="+ws, killedEnv+"_WARM="+warm)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -442,16 +444,24 @@ time.sleep(60)
 	if _, err := os.Stat(filepath.Join(ws, "ghost")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a process of the killed run acted after it died (stat: %v)", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*")); len(left) != 1 {
+	left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*"))
+	if len(left) != 1 {
 		t.Fatalf("state folders after kill -9: %v, want the dead sandbox's", left)
 	}
-	sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: state})
+	dead := filepath.Join(warm, "runs", filepath.Base(left[0]))
+	if _, err := os.Stat(filepath.Join(dead, "go-build")); err != nil {
+		t.Fatalf("the dead sandbox's trusted builds: %v", err)
+	}
+	sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: state, WarmCache: warm})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
 	if left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*")); len(left) != 1 {
 		t.Errorf("state folders after the next New: %v, want only its own", left)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead sandbox's trusted builds are still there: %v", err)
 	}
 }
 

@@ -11,15 +11,23 @@ import (
 	"time"
 
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
 )
 
 // seedCache finds the trusted base of the Go build cache for this
 // toolchain (sandbox.WarmModule's packages compiled), building it first
-// when there is none. Commands never get it writable: it is bound
-// read-only at baseCacheDir, and the go command reads it through Trio's
-// cache program (package gocacheprog), which looks in the run's own cache
-// first and puts everything there. Bubblewrap 0.8 has no overlay mounts;
-// this layering needs none, and no copy of the base.
+// when there is none, and makes the run's trusted builds a tree of hard
+// links to it (gocacheprog.LinkTree) in a folder of its own beside the
+// base, on the base's filesystem: runs/<the state folder's name>, which
+// Close removes and the next New sweeps after a kill -9. Bubblewrap 0.8
+// has no overlay mounts; the tree needs none, and no copy of the base.
+//
+// A trusted build's go command uses the tree as its plain GOCACHE, and
+// the tree's Check keeps only what has the cache's form afterwards.
+// Every other command gets the tree read-only at trustedCacheDir, under
+// Trio's cache program (package gocacheprog), which looks in the run's
+// own cache first and puts everything there. Linking the base costs a
+// few tens of milliseconds, once per run.
 func (s *Sandbox) seedCache(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(s.cacheDir(), "go-build"), 0o755); err != nil {
 		return fmt.Errorf("userns sandbox: build cache: %w", err)
@@ -46,10 +54,24 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 			return fmt.Errorf("userns sandbox: warm cache: %w", err)
 		}
 	}
-	if err := os.Mkdir(s.trustedDir(), 0o755); err != nil {
-		return fmt.Errorf("userns sandbox: build cache: %w", err)
+	runs := filepath.Join(s.cfg.WarmCache, "runs")
+	if err := os.MkdirAll(runs, 0o700); err != nil {
+		return fmt.Errorf("userns sandbox: warm cache: %w", err)
 	}
-	s.warmBase = base
+	removeLeftovers(runs)
+	s.runDir = filepath.Join(runs, filepath.Base(s.stateDir))
+	if err := os.Mkdir(s.runDir, 0o700); err != nil {
+		s.runDir = ""
+		return fmt.Errorf("userns sandbox: warm cache: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.runDir, ownerFile), []byte(sandbox.OwnerLabel()+"\n"), 0o444); err != nil {
+		return fmt.Errorf("userns sandbox: warm cache: %w", err)
+	}
+	tree, err := gocacheprog.LinkTree(filepath.Join(s.runDir, "go-build"), base)
+	if err != nil {
+		return fmt.Errorf("userns sandbox: trusted builds: %w", err)
+	}
+	s.tree = tree
 	return nil
 }
 

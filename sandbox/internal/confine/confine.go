@@ -1,8 +1,8 @@
 // Package confine is the sandboxes' helper inside the sandbox: the userns
 // kind's init, which runs inside bubblewrap, restricts itself (rlimits,
 // Landlock) and execs the command, and for both isolating kinds the
-// helpers of a trusted build (the go command's cache relay and the nest
-// its test binaries run in). It is a package of its own, with few
+// helpers of a trusted build (the nest its test binaries run in) and the
+// go command's cache program. It is a package of its own, with few
 // imports, so that its init function runs before many of the packages a
 // large program links initialise. Not before all: Go initialises the
 // ready packages in import-path order, and go-landlock imports libcap's
@@ -47,14 +47,6 @@ const (
 // helper confines the program further (see runNest).
 const NestPath = "/.trio/nest"
 
-// StoreFD is the command's descriptor for the cache program serving
-// Spec.Store, and StoreFlag the argument that starts the helper as that
-// program.
-const (
-	StoreFD   = 100
-	StoreFlag = "--trio-userns-store"
-)
-
 // ExitCode is the helper's exit status when it could not confine the
 // command; with Marker at the start of stderr it is a sandbox failure, not
 // the command's.
@@ -71,14 +63,6 @@ type Spec struct {
 	Writable []string `json:"w"`
 	DenyTCP  bool     `json:"tcp,omitempty"`
 	Rlimits  []Rlimit `json:"rl,omitempty"`
-	// Store, when set, is a build cache folder and the read-only bases it
-	// is served over (paths in the sandbox): the helper starts Trio's
-	// cache program on them before it confines itself, in a Landlock
-	// domain of its own that may write only that folder, and the command
-	// reaches it through StoreFD (see gocacheprog.Relay). So the folder is
-	// written by that program alone: the command's processes, the go
-	// command included, may only read it.
-	Store []string `json:"store,omitempty"`
 	// Ready, when positive, is a descriptor the helper writes one byte to
 	// (and closes) once it is confined: bwrap has finished every mount by
 	// then, so a caller that waits for it knows the layout is fixed.
@@ -102,9 +86,6 @@ func init() {
 	}
 	if len(os.Args) > 1 && os.Args[0] == NestPath {
 		os.Exit(runNest(os.Args[1:]))
-	}
-	if len(os.Args) > 2 && os.Args[0] == Path && os.Args[1] == StoreFlag {
-		os.Exit(runStore(os.Args[2], os.Args[3:]))
 	}
 	// The go command's cache program (GOCACHEPROG), started by go
 	// inside the sandbox with gocacheprog.Prog's command line.
@@ -135,13 +116,6 @@ func runInit(specJSON string, argv []string) int {
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		return fail(ExitCode, Marker+"spec: %v", err)
 	}
-	var store *os.File
-	if len(spec.Store) > 0 {
-		var err error
-		if store, err = startStore(spec.Store); err != nil {
-			return fail(ExitCode, Marker+"build cache: %v", err)
-		}
-	}
 	if err := restrictSelf(spec); err != nil {
 		return fail(ExitCode, Marker+"landlock: %v", err)
 	}
@@ -156,13 +130,6 @@ func runInit(specJSON string, argv []string) int {
 	// executable's descriptor bwrap bound from, nor its status pipe.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail(ExitCode, Marker+"close descriptors: %v", err)
-	}
-	if store != nil {
-		// The one descriptor the command keeps: its go command's cache
-		// program relays to the store's server through it.
-		if err := unix.Dup3(int(store.Fd()), StoreFD, 0); err != nil {
-			return fail(ExitCode, Marker+"build cache: %v", err)
-		}
 	}
 	// Resolved after Landlock, so that a program Landlock would not let
 	// run is reported as such.
@@ -290,48 +257,10 @@ func runNest(argv []string) int {
 	if err := c.BestEffort().Restrict(landlock.RODirs("/"), landlock.RWDirs(writable...)); err != nil {
 		return fail("nest: landlock: %v", err)
 	}
-	// Nothing but stdin, stdout and stderr: not the store's descriptor.
+	// Nothing but stdin, stdout and stderr.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("nest: close descriptors: %v", err)
 	}
 	err = syscall.Exec(prog, argv, env)
 	return fail("nest: cannot run %s: %v", argv[0], err)
-}
-
-// startStore starts the helper as the cache program serving store[0] over
-// the bases store[1:], on one end of a new socket pair, and returns the
-// other end. The server is started before this process confines itself,
-// so it is not in the command's Landlock domain, and confines itself to
-// one of its own (runStore): no process of the command can ptrace it,
-// signal it or write the folder.
-func startStore(store []string) (*os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "store"), os.NewFile(uintptr(fds[1]), "store")
-	defer theirs.Close()
-	cmd := &exec.Cmd{Path: Path, Args: append([]string{Path, StoreFlag, store[0]}, store[1:]...),
-		Stderr: os.Stderr, ExtraFiles: []*os.File{theirs}}
-	if err := cmd.Start(); err != nil {
-		ours.Close()
-		return nil, err
-	}
-	go cmd.Wait()
-	return ours, nil
-}
-
-// runStore is the store's server: it may write only dir. Each message on
-// descriptor 3 brings one connection (a relay's, see gocacheprog.Relay),
-// served until its relay is done; it ends when every holder of the
-// command's end is gone.
-func runStore(dir string, bases []string) int {
-	c := landlockConfig
-	c.HandledAccessNet = 0
-	if err := c.BestEffort().Restrict(landlock.RODirs("/"), landlock.RWDirs(dir)); err != nil {
-		fmt.Fprintf(os.Stderr, Marker+"build cache: landlock: %v\n", err)
-		return ExitCode
-	}
-	gocacheprog.ServeControl(3, dir, bases...)
-	return 0
 }

@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -37,18 +36,6 @@ import (
 // cache program: GOCACHEPROG="HELPER Flag DIR BASE...", DIR "-" for a
 // read-only cache (see Serve). Prog writes that value.
 const Flag = "--trio-gocacheprog"
-
-// RelayFlag makes the helper a relay between the go command and a cache
-// program that serves elsewhere, on an inherited descriptor:
-// GOCACHEPROG="HELPER RelayFlag FD DIR BASE..." (DIR and the bases say
-// what the server serves, for ReadOnly). Relay writes that value.
-const RelayFlag = "--trio-gocacheprog-relay"
-
-// Relay is GOCACHEPROG for the helper at path relaying to the cache
-// program on descriptor fd, which serves dir over bases.
-func Relay(path string, fd int, dir string, bases ...string) string {
-	return strings.Join(append([]string{path, RelayFlag, strconv.Itoa(fd), dir}, bases...), " ")
-}
 
 // Prog is GOCACHEPROG for the helper at path serving dir ("" for none)
 // over bases. Paths must not hold spaces (the go command splits the value
@@ -67,8 +54,6 @@ func Prog(path, dir string, bases ...string) string {
 func ReadOnly(prog, path string) string {
 	f := strings.Fields(prog)
 	switch {
-	case len(f) >= 4 && f[0] == path && f[1] == RelayFlag:
-		return Prog(path, "", f[3:]...)
 	case len(f) < 3 || f[0] != path || f[1] != Flag || f[2] == "-":
 		return prog
 	}
@@ -79,9 +64,6 @@ func ReadOnly(prog, path string) string {
 // as Prog's command line for the helper at path; otherwise it returns at
 // once. Each sandbox kind's helper calls it from its init function.
 func Main(path string) {
-	if len(os.Args) >= 3 && os.Args[0] == path && os.Args[1] == RelayFlag {
-		os.Exit(relay(os.Args[2]))
-	}
 	if len(os.Args) < 3 || os.Args[0] != path || os.Args[1] != Flag {
 		return
 	}
@@ -94,81 +76,6 @@ func Main(path string) {
 		os.Exit(1)
 	}
 	os.Exit(0)
-}
-
-// relay hands the go command's pipes (its stdin and stdout) to the server
-// on descriptor fd (a SOCK_SEQPACKET socket), with one end of a new
-// socket pair, and waits until the server closes the other end: it has
-// then answered the go command's last request. The server reads and
-// writes the go command's pipes itself, with no copy in between. Every go
-// command the command starts (go test starts more for some packages) is
-// served on its own pipes this way.
-func relay(fd string) int {
-	fail := func(err error) int {
-		fmt.Fprintf(os.Stderr, "trio build cache: relay: %v\n", err)
-		return 1
-	}
-	ctl, err := strconv.Atoi(fd)
-	if err != nil || ctl < 3 {
-		return fail(fmt.Errorf("descriptor %q", fd))
-	}
-	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fail(err)
-	}
-	err = syscall.Sendmsg(ctl, []byte{0}, syscall.UnixRights(0, 1, pair[1]), nil, 0)
-	syscall.Close(pair[1])
-	if err != nil {
-		return fail(err)
-	}
-	// Nothing else holds the go command's pipes open on this side.
-	syscall.Close(0)
-	syscall.Close(1)
-	done := os.NewFile(uintptr(pair[0]), "trio-build-cache")
-	io.Copy(io.Discard, done)
-	return 0
-}
-
-// ServeControl is the server behind Relay: each message on ctl (a
-// SOCK_SEQPACKET socket) brings a relay's go command's stdin and stdout
-// and a socket to close when done, served in a goroutine of its own. It returns when every
-// holder of ctl's other end is gone and every connection was served.
-// Errors go to stderr, naming the build cache.
-func ServeControl(ctl int, dir string, bases ...string) {
-	var serving sync.WaitGroup
-	defer serving.Wait()
-	buf, oob := make([]byte, 1), make([]byte, syscall.CmsgSpace(3*4))
-	for {
-		n, oobn, _, _, err := syscall.Recvmsg(ctl, buf, oob, syscall.MSG_CMSG_CLOEXEC)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || n == 0 {
-			return
-		}
-		msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(msgs) != 1 {
-			continue
-		}
-		fds, err := syscall.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 3 {
-			for _, fd := range fds {
-				syscall.Close(fd)
-			}
-			continue
-		}
-		in, out, done := os.NewFile(uintptr(fds[0]), "go-stdin"), os.NewFile(uintptr(fds[1]), "go-stdout"), os.NewFile(uintptr(fds[2]), "relay")
-		serving.Add(1)
-		go func() {
-			defer serving.Done()
-			defer done.Close()
-			defer in.Close()
-			defer out.Close()
-			if err := Serve(in, out, dir, bases...); err != nil {
-				fmt.Fprintf(os.Stderr, "trio build cache: %v\n", err)
-			}
-		}()
-	}
 }
 
 // request and response are cmd/go/internal/cacheprog's Request and
@@ -572,27 +479,13 @@ func Import(store, src string) (int, error) {
 			return n, err
 		}
 		for _, e := range entries {
-			hexID, kind, ok := strings.Cut(e.Name(), "-")
-			if !ok || !e.Type().IsRegular() || len(hexID) != 64 || hexID[:2] != name {
-				continue
-			}
-			id, err := hex.DecodeString(hexID)
-			if err != nil {
+			if !e.Type().IsRegular() || !entryName(name, e.Name()) {
 				continue
 			}
 			path := filepath.Join(src, name, e.Name())
-			switch kind {
-			case "d":
-				st, err := os.Lstat(path)
-				if err != nil || !st.Mode().IsRegular() || !sameContent(path, id, st.Size()) {
-					continue
-				}
-			case "a":
-				b, ok := readEntry(path)
-				if !ok || !strings.HasPrefix(string(b), "v1 "+hexID+" ") || b[entrySize-1] != '\n' {
-					continue
-				}
-			default:
+			var st syscall.Stat_t
+			if err := syscall.Lstat(path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+				!validEntry(path, name+"/"+e.Name(), &st) {
 				continue
 			}
 			if err := shard(filepath.Join(store, name)); err != nil {
