@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/version"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,48 @@ func ToolchainKey(dirs []string) (key, goVersion string, ok bool) {
 		return hex.EncodeToString(h.Sum(nil))[:16], first, true
 	}
 	return "", "", false
+}
+
+// SealBase gives the warm base at dir the one form every sandbox kind
+// reads it in, whichever kind built it: every entry is this process's
+// user's, files are read-only to all (0444), folders open to all (0777:
+// the containerd kind's overlays over the base take their folders' owner
+// and mode, and the sandbox user adds entries to its copies of them; the
+// private folder above the base keeps everyone else out), and nothing else
+// (no symlink, no device) is left. It changes only what differs, so that
+// sealing a sealed base leaves every inode as it was (the userns kind's
+// trees compare their links' change times).
+func SealBase(dir string) error {
+	uid, gid := os.Getuid(), os.Getgid()
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return os.Remove(p) // the Go cache makes none; keep it that way
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if !ok {
+			return fmt.Errorf("%s: no owner", p)
+		}
+		if int(st.Uid) != uid || int(st.Gid) != gid {
+			if err := os.Lchown(p, uid, gid); err != nil {
+				return err
+			}
+		}
+		want := fs.FileMode(0o444)
+		if d.IsDir() {
+			want = 0o777
+		}
+		if info.Mode().Perm() != want || info.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+			return os.Chmod(p, want)
+		}
+		return nil
+	})
 }
 
 // DefaultWarmCache is where trusted caches are kept without

@@ -1,12 +1,17 @@
 package sandbox_test
 
 import (
+	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/userns"
 )
 
 // The toolchain's key is stable and its version is the go command's: the
@@ -30,4 +35,70 @@ func TestToolchainKey(t *testing.T) {
 	if _, _, ok := sandbox.ToolchainKey([]string{"/nonexistent"}); ok {
 		t.Error("a toolchain was found in folders that hold none")
 	}
+}
+
+// Both isolating kinds keep their warm base in the same folder, so a base
+// one kind built serves the other: here the userns kind builds it, as
+// root, and then a containerd run's go test must pass on it, warm (its
+// overlays need the base's folders open to the sandbox user: the go
+// command fails on a package the base lacks when it cannot write the index
+// of its folder), and the userns kind must still use it afterwards.
+func TestWarmBaseServesEveryKind(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the containerd kind needs root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for name, err := range map[string]error{"containerd": containerd.Available(ctx, ""), "userns": userns.Available(ctx, "")} {
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI=true and the %s sandbox is unavailable: %v", name, err)
+			}
+			t.Skipf("%s sandbox unavailable: %v", name, err)
+		}
+	}
+	warm := filepath.Join(t.TempDir(), "warm")
+	limits := sandbox.Limits{Timeout: 5 * time.Minute, Memory: 1 << 30, Pids: 256, Output: 64 << 10}
+	module := map[string]string{
+		"go.mod":    "module example.test/m\n\ngo 1.21\n",
+		"m_test.go": "package m\n\nimport (\n\t\"encoding/ascii85\"\n\t\"fmt\"\n\t\"testing\"\n)\n\nfunc TestM(t *testing.T) { _ = fmt.Sprint(ascii85.MaxEncodedLen(1)) }\n",
+	}
+	// goTest runs go test in a new sandbox of the kind and reports whether
+	// fmt was already compiled, in the run's cache.
+	goTest := func(kind string) {
+		t.Helper()
+		ws := t.TempDir()
+		for name, content := range module {
+			if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var sb sandbox.Sandbox
+		var err error
+		if kind == "userns" {
+			sb, err = userns.New(ctx, userns.Config{Workspace: ws, Limits: limits, WarmCache: warm})
+		} else {
+			sb, err = containerd.New(ctx, containerd.Config{Workspace: ws, Limits: limits, WarmCache: warm})
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		defer func() {
+			if err := sb.Close(); err != nil {
+				t.Errorf("%s: Close: %v", kind, err)
+			}
+		}()
+		for _, argv := range [][]string{{"go", "list", "-f", "{{.Stale}}", "fmt"}, {"go", "test", "./..."}} {
+			res, err := sb.Exec(ctx, sandbox.Command{Argv: argv})
+			if err != nil {
+				t.Fatalf("%s: %q: %v", kind, argv, err)
+			}
+			if res.ExitCode != 0 || argv[1] == "list" && strings.TrimSpace(res.Stdout) != "false" {
+				t.Fatalf("%s: %q on the shared base: exit code %d\n%s%s", kind, argv, res.ExitCode, res.Stdout, res.Stderr)
+			}
+		}
+	}
+	goTest("userns")
+	goTest("containerd")
+	goTest("userns")
 }

@@ -52,6 +52,11 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 			return err
 		}
 	}
+	// A base the userns kind built (as root, in the same folder) has the
+	// folders of its own user's cache; the overlays need the sealed form.
+	if err := sandbox.SealBase(base); err != nil {
+		return fmt.Errorf("warm cache: %w", err)
+	}
 	if err := freshenBase(base); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
@@ -140,23 +145,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	}
 	// Root owns the base; folders stay open to every uid so that a run's
 	// upper layer can add entries to its copy of them, files are read-only.
-	err = filepath.WalkDir(built, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return os.Remove(p) // the Go cache makes none; keep it that way
-		}
-		mode := os.FileMode(0o444)
-		if d.IsDir() {
-			mode = 0o777
-		}
-		if err := os.Lchown(p, 0, 0); err != nil {
-			return err
-		}
-		return os.Chmod(p, mode)
-	})
-	if err != nil {
+	if err := sandbox.SealBase(built); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	if err := os.Rename(built, base); err != nil {

@@ -130,6 +130,11 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	if _, err := os.Stat(filepath.Join(built, "README")); err != nil {
 		return fmt.Errorf("the warm-up left no Go build cache: %w", err)
 	}
+	// The form every kind reads a base in: the containerd kind, run by
+	// root, uses a base root built with this kind too.
+	if err := sandbox.SealBase(built); err != nil {
+		return err
+	}
 	if err := os.Rename(built, base); err != nil {
 		return err
 	}
