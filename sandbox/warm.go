@@ -102,11 +102,13 @@ func ToolchainKey(dirs []string) (key, goVersion string, ok bool) {
 // user's, files are read-only to all (0444), folders open to all (0777:
 // the containerd kind's overlays over the base take their folders' owner
 // and mode, and the sandbox user adds entries to its copies of them; the
-// private folder above the base keeps everyone else out), and nothing else
-// (no symlink, no device) is left. It changes only what differs, so that
-// sealing a sealed base leaves every inode as it was (the userns kind's
-// trees compare their links' change times).
-func SealBase(dir string) error {
+// folder above the base, see WarmDir, keeps everyone else out), and
+// nothing else (no symlink, no device) is left. Entries of uid from (the
+// sandbox user who just built the base; -1 for none) are given to this
+// user; an entry of any other user is an error, never adopted. It changes
+// only what differs, so that sealing a sealed base leaves every inode as
+// it was (the userns kind's trees compare their links' change times).
+func SealBase(dir string, from int) error {
 	uid, gid := os.Getuid(), os.Getgid()
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -123,10 +125,14 @@ func SealBase(dir string) error {
 		if !ok {
 			return fmt.Errorf("%s: no owner", p)
 		}
-		if int(st.Uid) != uid || int(st.Gid) != gid {
+		switch {
+		case int(st.Uid) == uid && int(st.Gid) == gid:
+		case int(st.Uid) == uid || from >= 0 && int(st.Uid) == from:
 			if err := os.Lchown(p, uid, gid); err != nil {
 				return err
 			}
+		default:
+			return fmt.Errorf("%s belongs to uid %d, not to this user (%d): remove %s, and it is built again", p, st.Uid, uid, dir)
 		}
 		want := fs.FileMode(0o444)
 		if d.IsDir() {
@@ -151,6 +157,25 @@ func DefaultWarmCache() string {
 		return filepath.Join(d, "trio")
 	}
 	return filepath.Join(os.TempDir(), "trio-cache")
+}
+
+// WarmDir is PrivateDir for the folder of the warm bases, which must also
+// be closed to others, not only unwritable: the bases' folders are open to
+// every uid (see SealBase), so this folder is what keeps other local users
+// from planting entries. A folder of this user's that others may enter is
+// made 0700.
+func WarmDir(dir string) error {
+	if err := PrivateDir(dir); err != nil {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return os.Chmod(dir, perm&0o700)
+	}
+	return nil
 }
 
 // PrivateDir makes dir (0700) when missing and checks that it is a real

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,4 +102,76 @@ func TestWarmBaseServesEveryKind(t *testing.T) {
 	goTest("userns")
 	goTest("containerd")
 	goTest("userns")
+}
+
+// SealBase gives a base its one form and leaves a sealed base's inodes
+// alone; it refuses a file of another user's rather than adopt it. The
+// folder of the bases is closed to others.
+func TestSealBase(t *testing.T) {
+	warm := filepath.Join(t.TempDir(), "warm")
+	if err := os.MkdirAll(warm, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.WarmDir(warm); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(warm); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the warm cache folder: %v %v, want mode 0700", st, err)
+	}
+	base := filepath.Join(warm, "go-build-x")
+	entry := filepath.Join(base, "ab", "entry")
+	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entry, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(base, "ab", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.SealBase(base, -1); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{base: 0o777, filepath.Dir(entry): 0o777, entry: 0o444} {
+		if st, err := os.Lstat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %v", p, st, err, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(base, "ab", "link")); err == nil {
+		t.Error("SealBase left a symlink in the base")
+	}
+	ctime := func() syscall.Timespec {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(entry, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ctim
+	}
+	before := ctime()
+	if err := sandbox.SealBase(base, -1); err != nil {
+		t.Fatal(err)
+	}
+	if ctime() != before {
+		t.Error("sealing a sealed base changed a file's inode")
+	}
+	if os.Getuid() != 0 {
+		return
+	}
+	planted := filepath.Join(base, "ab", "planted")
+	if err := os.WriteFile(planted, []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(planted, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.SealBase(base, -1); err == nil || !strings.Contains(err.Error(), planted) {
+		t.Errorf("SealBase over a file of uid 65534: %v, want an error naming it", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(planted, &st); err != nil || st.Uid != 65534 {
+		t.Errorf("SealBase adopted a file of another user's: %v, uid %d", err, st.Uid)
+	}
+	if err := sandbox.SealBase(base, 65534); err != nil {
+		t.Errorf("SealBase of a base the sandbox user built: %v", err)
+	}
 }

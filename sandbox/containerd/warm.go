@@ -43,7 +43,7 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if err := sandbox.PrivateDir(s.cfg.WarmCache); err != nil {
+	if err := sandbox.WarmDir(s.cfg.WarmCache); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	base := filepath.Join(s.cfg.WarmCache, "go-build-"+key)
@@ -54,7 +54,7 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 	}
 	// A base the userns kind built (as root, in the same folder) has the
 	// folders of its own user's cache; the overlays need the sealed form.
-	if err := sandbox.SealBase(base); err != nil {
+	if err := sandbox.SealBase(base, -1); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	if err := freshenBase(base); err != nil {
@@ -78,7 +78,7 @@ func (s *Sandbox) prepareWarm(ctx context.Context) error {
 // from building it at once; the second waits and uses the first's.
 func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	// Private: every run trusts what is in it.
-	if err := sandbox.PrivateDir(filepath.Dir(base)); err != nil {
+	if err := sandbox.WarmDir(filepath.Dir(base)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
@@ -145,7 +145,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	}
 	// Root owns the base; folders stay open to every uid so that a run's
 	// upper layer can add entries to its copy of them, files are read-only.
-	if err := sandbox.SealBase(built); err != nil {
+	if err := sandbox.SealBase(built, int(w.uid)); err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}
 	if err := os.Rename(built, base); err != nil {

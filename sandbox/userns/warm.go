@@ -45,7 +45,7 @@ func (s *Sandbox) seedCache(ctx context.Context) error {
 		s.progress(fmt.Sprintf("no warm build cache: %s cannot read it (GOCACHEPROG needs go1.24 or later)", goVersion))
 		return nil
 	}
-	if err := sandbox.PrivateDir(s.cfg.WarmCache); err != nil {
+	if err := sandbox.WarmDir(s.cfg.WarmCache); err != nil {
 		return fmt.Errorf("userns sandbox: warm cache: %w", err)
 	}
 	base := filepath.Join(s.cfg.WarmCache, "go-build-"+key)
@@ -132,7 +132,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	}
 	// The form every kind reads a base in: the containerd kind, run by
 	// root, uses a base root built with this kind too.
-	if err := sandbox.SealBase(built); err != nil {
+	if err := sandbox.SealBase(built, -1); err != nil {
 		return err
 	}
 	if err := os.Rename(built, base); err != nil {
