@@ -333,7 +333,7 @@ func (s *Sandbox) enforced() (yes, no []string) {
 		no = append(no, "landlock: not supported by this kernel")
 	}
 	yes = append(yes, "seccomp: mount, namespaces, keyring, bpf, perf, ptrace, kexec and modules refused")
-	if s.tree != nil && s.abi > 0 {
+	if s.tree != nil && s.abi >= trustedABI {
 		yes = append(yes, "trusted builds: go test runs its test binaries in a nested Landlock domain, apart from the go command and the build cache the Critic reuses")
 	}
 	return yes, no
@@ -600,6 +600,12 @@ func (s *Sandbox) confineSpec() confine.Spec {
 	return spec
 }
 
+// trustedABI is the Landlock ABI trusted builds need: from ABI 3 Landlock
+// refuses truncate(2) on files a domain may not write, and the tree's
+// files are links to the base's, which a test binary could otherwise
+// empty in place for every run.
+const trustedABI = 3
+
 // trusted reports whether cmd runs as a trusted build (see
 // sandbox.TrustedGo): on a workspace whose sources the go command hashes
 // whole (sandbox.TrustedGoWorkspace), with the trusted builds' tree over
@@ -611,7 +617,7 @@ func (s *Sandbox) confineSpec() confine.Spec {
 // earlier command is alive, so the toolchain and the test binaries it runs
 // are the only processes while it runs.
 func (s *Sandbox) trusted(cmd sandbox.Command) bool {
-	return s.tree != nil && s.abi > 0 && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv) &&
+	return s.tree != nil && s.abi >= trustedABI && len(cmd.Env) == 0 && !s.started() && sandbox.TrustedGo(cmd.Argv) &&
 		sandbox.TrustedGoWorkspace(s.cfg.Workspace)
 }
 

@@ -188,9 +188,11 @@ func restrictSelf(spec Spec) error {
 // in a Landlock domain nested in the command's: it may write only a
 // folder of /tmp of its own (its TMPDIR), HOME, /dev and the folder it was
 // built in (where go test reads its test log), and, as for every nested
-// domain, it cannot ptrace or signal the go command or open its
-// descriptors through /proc. So it cannot change what the go command
-// builds, caches or reads back, nor write the workspace. It returns only
+// domain, it cannot ptrace the go command or open its descriptors through
+// /proc; from Landlock ABI 6 it cannot signal it either (before, it could
+// stop or kill it, and what the go command was writing then fails the
+// cache's check). So it cannot change what the go command builds, caches
+// or reads back, nor write the workspace. It returns only
 // on failure: the program never runs unconfined.
 //
 // go test passes no -test.testlogfile to a program it runs through

@@ -69,6 +69,7 @@ func LinkTree(dir, base string) (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{dir: dir, known: map[string]treeEntry{}}
+	uid := os.Getuid()
 	if err := os.WriteFile(filepath.Join(dir, "trim.txt"), []byte(strconv.FormatInt(time.Now().Unix(), 10)), 0o644); err != nil {
 		return nil, err
 	}
@@ -95,13 +96,11 @@ func LinkTree(dir, base string) (*Tree, error) {
 			}
 			src := filepath.Join(base, name, e.Name())
 			var st syscall.Stat_t
-			if err := syscall.Lstat(src, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-				continue
+			if err := syscall.Lstat(src, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != uid {
+				continue // a file of another user's is not trusted
 			}
-			if st.Mode&0o7777 != 0o444 {
-				if err := os.Chmod(src, 0o444); err != nil {
-					continue
-				}
+			if st.Mode&0o7777 != 0o444 && !chmodRegular(src, st.Ino, 0o444) {
+				continue
 			}
 			if err := os.Link(src, filepath.Join(dir, name, e.Name())); err != nil {
 				continue
@@ -110,6 +109,20 @@ func LinkTree(dir, base string) (*Tree, error) {
 		}
 	}
 	return t, nil
+}
+
+// chmodRegular sets the mode of the regular file at path, inode ino,
+// through a descriptor that did not follow a symlink (O_PATH, so that a
+// mode that denies reading does not stop it).
+func chmodRegular(path string, ino uint64, mode uint32) bool {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Ino == ino &&
+		unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode) == nil
 }
 
 // Dir is the tree's folder.
@@ -125,7 +138,7 @@ func (t *Tree) Usage() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var total int64
-	t.walk(func(name string, st *syscall.Stat_t) {
+	t.walk(false, func(name string, st *syscall.Stat_t) {
 		if k, ok := t.known[name]; !ok || !k.base || k.ino != st.Ino {
 			total += entryCost(st)
 		}
@@ -148,7 +161,7 @@ func (t *Tree) Check() error {
 	var errs []error
 	seen := map[string]bool{}
 	var added int64
-	t.walk(func(name string, st *syscall.Stat_t) {
+	walkErr := t.walk(true, func(name string, st *syscall.Stat_t) {
 		seen[name] = true
 		k, ok := t.known[name]
 		path := filepath.Join(t.dir, filepath.FromSlash(name))
@@ -190,6 +203,13 @@ func (t *Tree) Check() error {
 			errs = append(errs, err)
 		}
 	})
+	if walkErr != nil {
+		// Something in the tree went unseen: keep none of it.
+		if err := t.clear(); err != nil {
+			return fmt.Errorf("check the build cache %s: %w; and emptying it: %w", t.dir, walkErr, err)
+		}
+		return fmt.Errorf("check the build cache %s (emptied): %w", t.dir, walkErr)
+	}
 	for name := range t.known {
 		if !seen[name] {
 			delete(t.known, name) // trimmed by the go command
@@ -206,13 +226,21 @@ func (t *Tree) Check() error {
 // name in its shard, and other for the path of everything else that is
 // not the tree's own: a README and trim.txt that are not regular files
 // of their size, a shard that is not a folder, a non-regular entry in a
-// shard or one not named as the disk cache names them. A shard that
-// cannot be read is skipped.
-func (t *Tree) walk(file func(name string, st *syscall.Stat_t), other func(path string)) {
+// shard or one not named as the disk cache names them. With repair, the
+// tree's folder and its shards get mode 0755 back first (a test binary
+// may change a mode, and a shard it closed would hide what is in it);
+// then a folder that cannot be read is an error.
+func (t *Tree) walk(repair bool, file func(name string, st *syscall.Stat_t), other func(path string)) error {
+	if repair {
+		if err := repairDir(t.dir); err != nil {
+			return err
+		}
+	}
 	top, err := os.ReadDir(t.dir)
 	if err != nil {
-		return
+		return err
 	}
+	var errs []error
 	for _, e := range top {
 		path := filepath.Join(t.dir, e.Name())
 		switch name := e.Name(); {
@@ -225,8 +253,15 @@ func (t *Tree) walk(file func(name string, st *syscall.Stat_t), other func(path 
 			other(path)
 			continue
 		}
+		if repair {
+			if err := repairDir(path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		entries, err := os.ReadDir(path)
 		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		for _, f := range entries {
@@ -237,6 +272,7 @@ func (t *Tree) walk(file func(name string, st *syscall.Stat_t), other func(path 
 				continue
 			}
 			if err := syscall.Lstat(filepath.Join(path, f.Name()), &st); err != nil {
+				errs = append(errs, err)
 				continue
 			}
 			if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
@@ -246,6 +282,35 @@ func (t *Tree) walk(file func(name string, st *syscall.Stat_t), other func(path 
 			file(name, &st)
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// repairDir gives the tree's folder at path, which must be one, mode 0755.
+func repairDir(path string) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return fmt.Errorf("%s is not a folder", path)
+	}
+	if st.Mode&0o7777 != 0o755 {
+		return os.Chmod(path, 0o755)
+	}
+	return nil
+}
+
+// clear removes every entry of every shard: what Check could not check
+// is not kept.
+func (t *Tree) clear() error {
+	var errs []error
+	for i := range 256 {
+		shard := filepath.Join(t.dir, fmt.Sprintf("%02x", i))
+		errs = append(errs, os.RemoveAll(shard), os.Mkdir(shard, 0o755))
+	}
+	clear(t.known)
+	t.added.Store(0)
+	return errors.Join(errs...)
 }
 
 // entryName reports whether name is how the disk cache names an entry

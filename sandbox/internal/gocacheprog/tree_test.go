@@ -184,3 +184,71 @@ func TestTreeCheck(t *testing.T) {
 		t.Error("Check kept a checked output rewritten since")
 	}
 }
+
+// A test binary may change modes (Landlock does not cover chmod): one that
+// changes a base file's mode and then closes its shard and the tree's
+// folder does not hide either from Check, which opens them again and puts
+// the base file's mode back. A file of the base that is not this user's
+// is never linked.
+func TestTreeCheckReopensClosedFolders(t *testing.T) {
+	tmp := t.TempDir()
+	base := filepath.Join(tmp, "base")
+	content := "compiled by the base"
+	sum := sha256.Sum256([]byte(content))
+	id := hex.EncodeToString(sum[:])
+	name := id[:2] + "/" + id + "-d"
+	if err := os.MkdirAll(filepath.Join(base, id[:2]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, name), []byte(content), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	foreign := ""
+	if os.Getuid() == 0 {
+		other := sha256.Sum256([]byte("planted"))
+		oid := hex.EncodeToString(other[:])
+		foreign = oid[:2] + "/" + oid + "-d"
+		if err := os.MkdirAll(filepath.Join(base, oid[:2]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, foreign), []byte("planted"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(filepath.Join(base, foreign), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := gocacheprog.LinkTree(filepath.Join(tmp, "tree"), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tree.Dir()
+	if foreign != "" {
+		if _, err := os.Lstat(filepath.Join(dir, foreign)); err == nil {
+			t.Error("LinkTree linked a base file of another user's")
+		}
+	}
+	if err := os.Chmod(filepath.Join(dir, name), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Join(dir, id[:2]), dir} {
+		if err := os.Chmod(d, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Chmod(dir, 0o755) // so that TempDir's cleanup can remove it
+	if err := tree.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, id[:2])} {
+		if st, err := os.Lstat(d); err != nil || st.Mode().Perm() != 0o755 {
+			t.Errorf("%s after Check: %v %v, want mode 0755", d, st, err)
+		}
+	}
+	if st, err := os.Lstat(filepath.Join(base, name)); err != nil || st.Mode().Perm() != 0o444 {
+		t.Errorf("the base's output after Check: %v %v, want mode 0444 back", st, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+		t.Errorf("Check removed the base's output: %v", err)
+	}
+}
