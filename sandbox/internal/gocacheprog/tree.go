@@ -138,7 +138,8 @@ func (t *Tree) Usage() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var total int64
-	t.walk(false, func(name string, st *syscall.Stat_t) {
+	// A folder it cannot read counts nothing until Check has reopened it.
+	_ = t.walk(false, func(name string, st *syscall.Stat_t) {
 		if k, ok := t.known[name]; !ok || !k.base || k.ino != st.Ino {
 			total += entryCost(st)
 		}
@@ -205,7 +206,7 @@ func (t *Tree) Check() error {
 	})
 	if walkErr != nil {
 		// Something in the tree went unseen: keep none of it.
-		if err := t.clear(); err != nil {
+		if err := t.empty(); err != nil {
 			return fmt.Errorf("check the build cache %s: %w; and emptying it: %w", t.dir, walkErr, err)
 		}
 		return fmt.Errorf("check the build cache %s (emptied): %w", t.dir, walkErr)
@@ -300,9 +301,12 @@ func repairDir(path string) error {
 	return nil
 }
 
-// clear removes every entry of every shard: what Check could not check
-// is not kept.
-func (t *Tree) clear() error {
+// empty removes every entry of every shard, in the tree's folder (not
+// through a symlink in its place): what Check could not check is not kept.
+func (t *Tree) empty() error {
+	if err := repairDir(t.dir); err != nil {
+		return err
+	}
 	var errs []error
 	for i := range 256 {
 		shard := filepath.Join(t.dir, fmt.Sprintf("%02x", i))
