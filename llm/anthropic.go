@@ -170,10 +170,7 @@ func (p *Anthropic) complete(ctx context.Context, req Request, model string, use
 // wrap names the endpoint, model and agent, keeps the cause for errors.As,
 // and scrubs the key from any text an endpoint echoed.
 func (p *Anthropic) wrap(model, agent string, err error) error {
-	msg := fmt.Sprintf("llm: POST %s (model %s, agent %s): %s", p.endpoint, model, agentName(agent), err)
-	if p.key != "" {
-		msg = strings.ReplaceAll(msg, p.key, "[redacted]")
-	}
+	msg := scrubKey(fmt.Sprintf("llm: POST %s (model %s, agent %s): %s", p.endpoint, model, agentName(agent), err), p.key)
 	return &providerError{msg: msg, err: err}
 }
 

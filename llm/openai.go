@@ -244,11 +244,21 @@ func (p *OpenAI) wrap(model, agent string, err error) error {
 	return pe
 }
 
-func (p *OpenAI) scrub(s string) string {
-	if p.key == "" {
+func (p *OpenAI) scrub(s string) string { return scrubKey(s, p.key) }
+
+// MinRedactedKey is the shortest API key that error messages are scrubbed
+// of. A shorter "key" (the demo's "demo", a local server's "x") is no real
+// secret and, replaced wherever it occurs as a substring, would mangle the
+// message: examples/[redacted]/script.yaml, une[redacted]pected EOF.
+const MinRedactedKey = 8
+
+// scrubKey replaces key in s with a placeholder, when key is long enough
+// to be a secret (see MinRedactedKey).
+func scrubKey(s, key string) string {
+	if len(key) < MinRedactedKey {
 		return s
 	}
-	return strings.ReplaceAll(s, p.key, "[redacted]")
+	return strings.ReplaceAll(s, key, "[redacted]")
 }
 
 func agentName(a string) string {

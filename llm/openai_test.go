@@ -604,3 +604,23 @@ func TestOpenAICachedTokens(t *testing.T) {
 		})
 	}
 }
+
+// A key shorter than llm.MinRedactedKey is no secret worth mangling every
+// message for: an error that holds it as part of a path or a word reads
+// as the endpoint wrote it. A long key is still scrubbed (above).
+func TestShortKeyDoesNotMangleErrors(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"x", "demo", "1234567"} {
+		srv := llmtest.NewServer(t)
+		msg := "script examples/demo/script.yaml: unexpected EOF (key " + key + ")"
+		srv.Enqueue(llmtest.Status(400, msg))
+		p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL(), APIKey: llm.Secret(key), Model: "m", MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Complete(context.Background(), userReq("hi"))
+		if err == nil || !strings.Contains(err.Error(), msg) || strings.Contains(err.Error(), "[redacted]") {
+			t.Errorf("key %q: err = %v, want the message intact", key, err)
+		}
+	}
+}
