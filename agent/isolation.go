@@ -18,9 +18,10 @@ var ErrNoIsolation = errors.New("no isolating sandbox")
 
 // chooseIsolated picks what auto falls back to once containerd is
 // unreachable (cdErr): the userns sandbox when this machine can run it;
-// else local, but only after a person confirmed it.
-func (a *Agent) chooseIsolated(ctx context.Context, sc SandboxConfig, cdErr error) (sandboxChoice, error) {
-	ch := sandboxChoice{kind: SandboxUserns, cfg: sc.Containerd, userns: sc.Userns}
+// else local, but only after a person confirmed it through c.
+func chooseIsolated(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c policy.Confirmer, cdErr error) (SandboxChoice, error) {
+	ch := SandboxChoice{Config: sc}
+	ch.Config.Kind = SandboxUserns
 	usErr := userns.Available(ctx, sc.Userns.Bwrap)
 	if usErr == nil {
 		return ch, nil
@@ -31,11 +32,13 @@ func (a *Agent) chooseIsolated(ctx context.Context, sc SandboxConfig, cdErr erro
 			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; or choose the local kind "+
 			"(SandboxConfig{Kind: SandboxLocal}), which runs every command WITHOUT isolation. Why: %w", ErrNoIsolation, because, why)
 	}
-	pol := a.cfg.policy
+	if pol == nil {
+		pol = policy.Default()
+	}
 	switch {
 	case pol.Unattended():
 		return ch, refuse("an unattended run never falls back to running commands without isolation")
-	case a.cfg.confirmer == nil:
+	case c == nil:
 		return ch, refuse("nobody can confirm running commands without isolation")
 	}
 	req := policy.ConfirmRequest{Tool: "sandbox", Action: "exec",
@@ -49,14 +52,14 @@ func (a *Agent) chooseIsolated(ctx context.Context, sc SandboxConfig, cdErr erro
 		cctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	ans, err := a.cfg.confirmer.Confirm(cctx, req)
+	ans, err := c.Confirm(cctx, req)
 	if err != nil && ctx.Err() != nil {
 		return ch, fmt.Errorf("agent: confirm the local sandbox: %w", ctx.Err())
 	}
 	if ans == policy.AnswerNo {
 		return ch, refuse("running commands without isolation was not confirmed")
 	}
-	ch.kind, ch.fallback = SandboxLocal, why
+	ch.Config.Kind, ch.Fallback = SandboxLocal, why
 	return ch, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
 	"github.com/trioagent/trio/sandbox/userns"
@@ -75,6 +76,51 @@ type sandboxChoice struct {
 	fallback error
 }
 
+// SandboxChoice is what a SandboxConfig comes to on this machine.
+type SandboxChoice struct {
+	// Config is the configuration given, its Kind decided:
+	// SandboxContainerd, SandboxUserns or SandboxLocal.
+	Config SandboxConfig
+	// Fallback is why auto came to local after a person confirmed it; nil
+	// when local was asked for or an isolating kind was chosen.
+	Fallback error
+}
+
+// ChooseSandbox decides what sc means here, by the rule every run follows
+// (see SandboxAuto): containerd when it answers, else userns when this
+// machine can run it, else local only when c confirms it and pol is not
+// unattended; otherwise an error wrapping ErrNoIsolation that lists the
+// ways forward. A named kind that cannot run here is an error wrapping
+// that kind's ErrUnavailable; SandboxLocal is taken as asked. Callers that
+// open sandboxes themselves (trio eval and its judge) use it so that they
+// isolate exactly as a run does.
+func ChooseSandbox(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c policy.Confirmer) (SandboxChoice, error) {
+	if sc.Kind == "" {
+		sc.Kind = SandboxAuto
+	}
+	ch := SandboxChoice{Config: sc}
+	switch sc.Kind {
+	case SandboxLocal:
+		return ch, nil
+	case SandboxUserns:
+		if err := userns.Available(ctx, sc.Userns.Bwrap); err != nil {
+			return ch, fmt.Errorf("agent: %w", err)
+		}
+		return ch, nil
+	case SandboxContainerd, SandboxAuto:
+	default:
+		return ch, fmt.Errorf("agent: %w: sandbox kind %q: want %s, %s, %s or %s", ErrInvalidOption, sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
+	}
+	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
+		if sc.Kind == SandboxContainerd {
+			return ch, fmt.Errorf("agent: %w", err) // err says "containerd unavailable at ..."
+		}
+		return chooseIsolated(ctx, sc, pol, c, err)
+	}
+	ch.Config.Kind = SandboxContainerd
+	return ch, nil
+}
+
 // chooseSandbox resolves the configured kind; SandboxContainerd with
 // containerd unreachable is an error wrapping containerd.ErrUnavailable.
 func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
@@ -85,24 +131,8 @@ func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
 	if a.cfg.sandboxCfg != nil {
 		sc = *a.cfg.sandboxCfg
 	}
-	ch := sandboxChoice{kind: sc.Kind, cfg: sc.Containerd, userns: sc.Userns}
-	switch sc.Kind {
-	case SandboxLocal:
-		return ch, nil
-	case SandboxUserns:
-		if err := userns.Available(ctx, sc.Userns.Bwrap); err != nil {
-			return ch, fmt.Errorf("agent: %w", err)
-		}
-		return ch, nil
-	}
-	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
-		if sc.Kind == SandboxContainerd {
-			return ch, fmt.Errorf("agent: %w", err) // err says "containerd unavailable at ..."
-		}
-		return a.chooseIsolated(ctx, sc, err)
-	}
-	ch.kind = SandboxContainerd
-	return ch, nil
+	c, err := ChooseSandbox(ctx, sc, a.cfg.policy, a.cfg.confirmer)
+	return sandboxChoice{kind: c.Config.Kind, cfg: sc.Containerd, userns: sc.Userns, fallback: c.Fallback}, err
 }
 
 // openSandbox opens the chosen sandbox for this run's workspace. The
