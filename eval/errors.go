@@ -8,3 +8,7 @@ var ErrInvalidSuite = errors.New("invalid eval suite")
 
 // ErrLocked is wrapped when another eval holds the output folder.
 var ErrLocked = errors.New("eval output folder in use")
+
+// ErrLayout is wrapped when the suite lies inside the output folder, where
+// the task workspaces are made: a run could read the hidden tests there.
+var ErrLayout = errors.New("eval folders overlap")

@@ -180,7 +180,7 @@ func TestShippedSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| py-intervals | FAIL (1/3) | completed | **no** |") {
+	if !strings.Contains(string(md), "| py-intervals | FAIL (1/3) UNISOLATED | completed | **no** |") {
 		t.Errorf("eval.md does not show the disagreement:\n%s", md)
 	}
 }

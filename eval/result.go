@@ -33,8 +33,10 @@ type Hidden struct {
 	Failed   int    `json:"failed"`
 	Errors   int    `json:"errors"`
 	Detail   string `json:"detail,omitempty"`
-	// Sandbox is where the hidden command ran.
+	// Sandbox is where the hidden command ran, and Isolated whether that
+	// sandbox isolates it.
 	Sandbox  string        `json:"sandbox"`
+	Isolated bool          `json:"isolated"`
 	Duration time.Duration `json:"duration_ns"`
 }
 
@@ -66,6 +68,11 @@ type TaskResult struct {
 	WallTime     time.Duration          `json:"wall_time_ns"`
 	// Error is a failure of the run's machinery, if any.
 	Error string `json:"error,omitempty"`
+	// Isolated says the run and the judge both ran in an isolating
+	// sandbox. False (the local kind, asked for) means the run's code
+	// could read anything this user can, the suite's hidden tests
+	// included, so its result proves less.
+	Isolated bool `json:"isolated"`
 }
 
 // Disagrees reports a run that said COMPLETED while the hidden tests fail.
@@ -185,11 +192,14 @@ func ratio(a, b int) float64 {
 
 // Report is an eval's outcome, written to eval.json and eval.md.
 type Report struct {
-	Suite    string        `json:"suite"`
-	SuiteDir string        `json:"suite_dir"`
-	Out      string        `json:"out"`
-	Parallel int           `json:"parallel"`
-	Sandbox  string        `json:"sandbox"`
+	Suite    string `json:"suite"`
+	SuiteDir string `json:"suite_dir"`
+	Out      string `json:"out"`
+	Parallel int    `json:"parallel"`
+	Sandbox  string `json:"sandbox"`
+	// Isolated is false when the eval ran with the local sandbox, asked
+	// for: every result is then unisolated.
+	Isolated bool          `json:"isolated"`
 	Started  time.Time     `json:"started"`
 	Finished time.Time     `json:"finished"`
 	WallTime time.Duration `json:"wall_time_ns"`
@@ -210,6 +220,9 @@ func (r *Report) Markdown() string {
 		b.WriteString(" (interrupted: not every task finished)")
 	}
 	b.WriteString("\n\n")
+	if n := r.Unisolated(); n > 0 {
+		fmt.Fprintf(&b, "**UNISOLATED: %d of %d results ran without isolation** (the local sandbox): their code could read this machine's files, the hidden tests of every task included.\n\n", n, len(r.Tasks))
+	}
 	roles := map[string]bool{}
 	for _, t := range r.Tasks {
 		for role := range t.Roles {
@@ -230,6 +243,9 @@ func (r *Report) Markdown() string {
 		hidden := fmt.Sprintf("FAIL (%d/%d)", t.Hidden.Passed, t.Hidden.Passed+t.Hidden.Failed+t.Hidden.Errors)
 		if t.Hidden.Pass {
 			hidden = fmt.Sprintf("pass (%d)", t.Hidden.Passed)
+		}
+		if !t.Isolated {
+			hidden += " UNISOLATED"
 		}
 		agree := "yes"
 		if t.Completed != t.Hidden.Pass {
@@ -255,6 +271,17 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "| tool failure rate | %.3f (%d/%d) |\n", x.ToolFailureRate, x.ToolFailures, x.ToolCalls)
 	fmt.Fprintf(&b, "| summed run wall time | %s |\n", x.RunWallTime.Round(time.Millisecond))
 	return b.String()
+}
+
+// Unisolated counts the results that ran without isolation.
+func (r *Report) Unisolated() int {
+	n := 0
+	for _, t := range r.Tasks {
+		if !t.Isolated {
+			n++
+		}
+	}
+	return n
 }
 
 func yesNo(v bool) string {

@@ -20,7 +20,6 @@ import (
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/containerd"
 )
 
 // Files and folders of an eval's output folder.
@@ -257,15 +256,19 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 	}
 	defer unlock()
 
+	if err := outsideWorkspaces(suite.Dir, out); err != nil {
+		return nil, err
+	}
 	sc, err := e.resolveSandbox(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Suite: suite.Name, SuiteDir: suite.Dir, Out: out, Parallel: e.cfg.parallel, Sandbox: sc.Kind, Started: time.Now().UTC()}
+	isolated := sc.Kind != agent.SandboxLocal
+	rep := &Report{Suite: suite.Name, SuiteDir: suite.Dir, Out: out, Parallel: e.cfg.parallel, Sandbox: sc.Kind, Isolated: isolated, Started: time.Now().UTC()}
 	results := make([]*TaskResult, len(tasks))
 	var pending []int
 	for i, t := range tasks {
-		if r, ok := finished(out, t); ok {
+		if r, ok := finished(out, t, isolated); ok {
 			results[i] = r
 			rep.Skipped = append(rep.Skipped, t.ID)
 			e.emit(Event{Kind: EventTaskSkipped, Task: t.ID, Result: r, Total: len(tasks)}, true)
@@ -330,27 +333,34 @@ feed:
 	return rep, nil
 }
 
-// resolveSandbox decides auto once, so that every run and judge of the
-// eval uses the same kind.
+// resolveSandbox decides auto once, by the rule of every run
+// (agent.ChooseSandbox), so that every run and judge of the eval uses the
+// same kind: containerd, else userns, else a refusal wrapping
+// agent.ErrNoIsolation. Nobody is asked: local is used only when asked
+// for, and then every result is marked unisolated.
 func (e *Evaluator) resolveSandbox(ctx context.Context) (agent.SandboxConfig, error) {
-	sc := e.cfg.sandbox
-	switch sc.Kind {
-	case agent.SandboxLocal:
-		return sc, nil
-	case agent.SandboxContainerd:
-		if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
-			return sc, fmt.Errorf("eval: %w", err)
-		}
-		return sc, nil
-	case "", agent.SandboxAuto:
-		if containerd.Available(ctx, sc.Containerd.Address) == nil {
-			sc.Kind = agent.SandboxContainerd
-		} else {
-			sc.Kind = agent.SandboxLocal
-		}
-		return sc, nil
+	ch, err := agent.ChooseSandbox(ctx, e.cfg.sandbox, e.cfg.policy, nil)
+	if err != nil {
+		return ch.Config, fmt.Errorf("eval: %w", err)
 	}
-	return sc, fmt.Errorf("eval: sandbox kind %q: want %s, %s or %s", sc.Kind, agent.SandboxAuto, agent.SandboxContainerd, agent.SandboxLocal)
+	return ch.Config, nil
+}
+
+// outsideWorkspaces is an error when a task's workspace could hold the
+// suite, whose hidden folders no run may read: every workspace is made
+// under out, so the suite must not be there.
+func outsideWorkspaces(suite, out string) error {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	if rel, err := filepath.Rel(real(out), real(suite)); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		return fmt.Errorf("eval: %w: the suite %s is inside the output folder %s, where the task workspaces are made; "+
+			"the hidden tests must stay out of every workspace: choose an output folder outside the suite", ErrLayout, suite, out)
+	}
+	return nil
 }
 
 func (e *Evaluator) emit(ev Event, count bool) {
@@ -371,14 +381,14 @@ func (e *Evaluator) emit(ev Event, count bool) {
 }
 
 // finished returns the result an earlier eval left for t, when it is for
-// the task as it is now.
-func finished(out string, t Task) (*TaskResult, bool) {
+// the task as it is now and, for an isolated eval, was isolated too.
+func finished(out string, t Task, isolated bool) (*TaskResult, bool) {
 	b, err := os.ReadFile(filepath.Join(out, TasksDir, t.ID, ResultFile))
 	if err != nil {
 		return nil, false
 	}
 	var r TaskResult
-	if json.Unmarshal(b, &r) != nil || r.Hash != t.Hash || r.ID != t.ID {
+	if json.Unmarshal(b, &r) != nil || r.Hash != t.Hash || r.ID != t.ID || (isolated && !r.Isolated) {
 		return nil, false
 	}
 	return &r, true
@@ -434,6 +444,7 @@ func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxCon
 		return nil, fmt.Errorf("eval: task %s: hidden tests: %w", t.ID, err)
 	}
 	r := resultOf(t, disk, h, e.cfg.prices)
+	r.Isolated = sc.Kind != agent.SandboxLocal && h.Isolated
 	if runErr != nil {
 		r.Error = runErr.Error()
 	}

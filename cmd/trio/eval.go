@@ -22,6 +22,7 @@ import (
 	"github.com/trioagent/trio/examples/demo"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/userns"
 )
 
 // Model sources of trio eval.
@@ -51,6 +52,13 @@ as a normal Trio run, each with its own run folder, workspace and sandbox,
 --parallel at a time. When a run ends, the task's hidden tests are laid over a
 fresh copy of its workspace and the task's hidden command runs them in a fresh
 sandbox: the run never saw those tests.
+
+--sandbox chooses as trio run does: containerd, else userns, else the eval is
+refused; nobody is asked. The hidden tests are copied only into the judge's
+copy, which no run's sandbox sees. --sandbox local runs everything without
+isolation, where a run's code can read the hidden tests of every task: every
+result is then marked UNISOLATED in eval.json, the table and the progress
+lines.
 
 The results go to --out (default <runs dir>/eval-<suite name>): tasks/<id>/
 with the run folder, the workspace, the judged copy and result.json, then
@@ -85,7 +93,7 @@ uses the model endpoint of trio.yaml or the environment, as trio run does.
 	fl.StringVar(&f.model, "model", evalReplay, "replay (each task's replay.yaml, offline) or endpoint (trio.yaml or the environment)")
 	fl.StringVar(&f.policy, "policy", "", "policy file of every run (default: policy of trio.yaml, else the built-in strict policy)")
 	fl.StringVar(&f.price, "price", "", "PROMPT,COMPLETION: US dollars per million tokens, for the cost metrics")
-	fl.StringVar(&f.sandbox, "sandbox", "", "where runs and hidden tests run: containerd, local (no isolation) or auto (default: sandbox.kind of trio.yaml, else auto)")
+	fl.StringVar(&f.sandbox, "sandbox", "", "where runs and hidden tests run: containerd, userns (no root needed), local (no isolation; every result is marked UNISOLATED) or auto: containerd, else userns, else a refusal (default: sandbox.kind of trio.yaml, else auto)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fl.BoolVar(&f.json, "json", false, "write every event as JSON lines on stdout")
 	return cmd
@@ -177,15 +185,19 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	if rep != nil && !f.quiet {
 		fmt.Fprintf(io.err, "trio eval: %s and %s written\n", filepath.Join(rep.Out, eval.ReportJSON), filepath.Join(rep.Out, eval.ReportMD))
 	}
+	if rep != nil && rep.Unisolated() > 0 {
+		fmt.Fprintf(io.err, "trio eval: UNISOLATED: %d of %d results ran with the local sandbox, which does NOT isolate: "+
+			"a run's code could read the hidden tests of every task\n", rep.Unisolated(), len(rep.Tasks))
+	}
 	switch {
 	case err == nil:
 		return nil
 	case rep != nil && rep.Interrupted && ctx.Err() != nil:
 		fmt.Fprintf(io.err, "trio eval: interrupted; run the same command again to finish the %d remaining tasks\n", len(tasks)-len(rep.Tasks))
 		return &exitError{code: exitInterrupted}
-	case errors.Is(err, containerd.ErrUnavailable):
+	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
-	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked),
+	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked), errors.Is(err, eval.ErrLayout),
 		errors.Is(err, agent.ErrInvalidOption), errors.Is(err, agent.ErrInvalidInput):
 		return configError(err)
 	}
@@ -245,6 +257,9 @@ func progressLine(ev eval.Event) string {
 		}
 	}
 	note := ""
+	if !r.Isolated {
+		note = "  UNISOLATED"
+	}
 	if r.Disagrees() {
 		note = "  <- the run said COMPLETED"
 	}
