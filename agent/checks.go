@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -23,10 +26,11 @@ func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 			opts = append(opts, critic.WithPrompt(role, p))
 		}
 	}
-	if len(r.st.Baseline) > 0 {
-		opts = append(opts, critic.WithBaseline(r.st.Baseline...))
+	base, err := r.baselineOptions()
+	if err != nil {
+		return nil, err
 	}
-	opts = append(opts, critic.WithBaselineSums(r.st.BaselineSums))
+	opts = append(opts, base...)
 	if r.cfg.lint.Enabled {
 		opts = append(opts, critic.WithLint(r.cfg.lint.Blocking))
 	}
@@ -37,12 +41,26 @@ func (r *run) newCritic(view tools.View) (*critic.Critic, error) {
 	if rel, err := filepath.Rel(r.st.Workspace, absPath(filepath.Dir(r.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 		opts = append(opts, critic.WithAllowed(filepath.ToSlash(rel)+"/**"))
 	}
+	if len(r.st.SentinelKey) == 0 {
+		r.st.SentinelKey = make([]byte, 32)
+		rand.Read(r.st.SentinelKey)
+	}
+	opts = append(opts, critic.WithSentinelSeed(r.sentinelSeed))
 	suite, err := r.suiteOptions()
 	if err != nil {
 		return nil, err
 	}
 	opts = append(opts, r.userTestOptions()...)
 	return critic.New(r.model, r.criticGate, view, r.ws, append(opts, suite...)...), nil
+}
+
+// sentinelSeed is the seed of the next check's sentinels: the same for the
+// same check in every session, so that a check replayed from calls.jsonl
+// verifies its recorded result.
+func (r *run) sentinelSeed() []byte {
+	m := hmac.New(sha256.New, r.st.SentinelKey)
+	fmt.Fprintf(m, "check %d", r.st.Checks+1)
+	return m.Sum(nil)
 }
 
 func absPath(p string) string {

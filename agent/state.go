@@ -146,6 +146,10 @@ type state struct {
 	CallStreak      int              `json:"call_streak,omitempty"`
 	WrapUpSent      bool             `json:"wrap_up_sent,omitempty"`
 
+	// SentinelKey seeds each check's sentinel tests (critic.WithSentinelSeed):
+	// secret from the Worker, since the run folder is out of its reach.
+	SentinelKey []byte `json:"sentinel_key,omitempty"`
+
 	Usage    map[string]RoleUsage `json:"usage"`
 	Counters Counters             `json:"counters"`
 	// Times of earlier sessions of this run (before a resume).

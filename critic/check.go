@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trioagent/trio/critic/sentinel"
 	"github.com/trioagent/trio/planner"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/tools"
@@ -44,7 +45,8 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 	ctx = tools.WithCheck(ctx)
 	// The tests run as the Critic wrote them: whatever changed them since
 	// the last check (or before a resume) is undone first and reported.
-	if _, err := c.RestoreSuite(); err != nil {
+	set, checkFiles := c.sentinels(plan)
+	if _, err := c.restoreSuite(checkFiles); err != nil {
 		return Findings{}, err
 	}
 	changes := c.takePending()
@@ -56,8 +58,16 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 		return Findings{}, err
 	}
 	defer c.cleanByProducts(rules, before, plan.TestsFolder())
+	// The sentinels run with the designed tests and leave with the check,
+	// whichever way it ends: the Worker never sees them.
+	if !set.Empty() {
+		if _, err := c.restoreTo(checkFiles, nil); err != nil {
+			return Findings{}, err
+		}
+		defer func() { _, _ = c.restoreTo(c.SuiteFiles(), checkFiles) }()
+	}
 	runs := make([]checkRun, 1, 6)
-	tests, err := c.checkTests(ctx, plan)
+	tests, err := c.checkTests(ctx, plan, set)
 	if err != nil {
 		return Findings{}, err
 	}
@@ -78,14 +88,18 @@ func (c *Critic) Check(ctx context.Context, plan planner.Plan) (Findings, error)
 	// The project's code ran in those commands and may have changed the
 	// tests while they ran (a module that rewrites the next test file
 	// before it is imported): that round's result cannot be trusted.
-	during, err := c.RestoreSuite()
+	during, err := c.restoreTo(checkFiles, nil)
 	if err != nil {
 		return Findings{}, err
 	}
-	c.takePending()
 	for _, ch := range during.Changes {
 		ch.During = true
 		changes = append(changes, ch)
+	}
+	if !set.Empty() {
+		if _, err := c.restoreTo(c.SuiteFiles(), checkFiles); err != nil {
+			return Findings{}, err
+		}
 	}
 	runs[0] = c.checkSuite(changes)
 
@@ -130,25 +144,44 @@ func (f Findings) withRecords(rep *testreport.Report) Findings {
 	return f
 }
 
-func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, error) {
+func (c *Critic) checkTests(ctx context.Context, plan planner.Plan, set *sentinel.Set) (checkRun, error) {
 	run := checkRun{result: CheckResult{Name: CheckTests}}
 	args, _ := json.Marshal(map[string]string{"command": plan.TestCommand})
 	res, err := c.gate.Call(ctx, c.view, tools.Call{ID: c.nextCallID(runTestsTool), Name: runTestsTool, Arguments: args})
 	if err != nil {
 		return run, fmt.Errorf("critic: run_tests %q: %w", plan.TestCommand, err)
 	}
-	run.raw = rawOutput(res)
 	if res.Denied || !commandRan(res) {
+		run.raw = rawOutput(res)
 		why := firstLine(res.Output)
 		run.result.Detail = fmt.Sprintf("the test command %q did not run: %s", plan.TestCommand, why)
 		run.failures = []Failure{{TestID: "test_command", Expected: "the test command runs", Actual: why, Kind: KindRuntime}}
 		return run, nil
 	}
-	rep := parseReport(res)
+	full := parseReport(res)
+	// The designed tests are judged without the sentinels, and nothing
+	// the model reads names them.
+	rep := set.Clean(full)
 	run.rep = &rep
+	run.raw = rawFor(res, rep, set)
 	designed := c.Suite().Tests
 	missing := c.notPassed(designed, rep.PassedTests)
-	run.result.OK = res.OK && res.ExitCode == 0 && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0 && len(missing) == 0
+	failedNames := make([]string, len(rep.Failures))
+	for i, x := range rep.Failures {
+		failedNames[i] = x.Name
+	}
+	unreported := c.notPassed(missing, failedNames)
+	var ran func(string) bool
+	if len(designed) > 0 {
+		ran = func(group string) bool { return groupRan(designed, unreported, group) }
+	}
+	forged := set.Verify(full, res.ExitCode, ran)
+	timedOut := strings.Contains(res.Output, "timed out")
+	oom := strings.Contains(res.Output, "out of memory")
+	// An honest runner whose must-fail sentinel failed exits non-zero; the
+	// designed tests passed when nothing else failed.
+	exitOK := !timedOut && !oom && (res.ExitCode == 0) != set.Failed(full)
+	run.result.OK = exitOK && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0 && len(missing) == 0 && len(forged) == 0
 	head := rep.Summary() + "; " + exitLine(res)
 	switch {
 	case len(designed) > 0:
@@ -177,18 +210,27 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 	}
 	// A designed test that failed is listed with its failure; one that is
 	// simply not among the passed names is listed here.
-	failedNames := make([]string, len(fails))
-	for i, x := range fails {
-		failedNames[i] = x.Name
-	}
-	unreported := c.notPassed(missing, failedNames)
 	why := notPassedWhy(rep)
 	for _, id := range unreported {
 		lines = append(lines, id+": "+why)
 	}
+	var forgedWhy []string
+	for _, p := range forged {
+		if !slices.Contains(forgedWhy, p.Why) {
+			forgedWhy = append(forgedWhy, p.Why)
+			lines = append(lines, "forged: "+p.Why)
+		}
+	}
 	run.result.Detail = listDetail(head, lines)
 	if run.result.OK {
 		return run, nil
+	}
+	for _, w := range forgedWhy {
+		run.failures = append(run.failures, Failure{
+			TestID: "runner", Expected: "the test runner runs the acceptance tests as written and reports what happened " +
+				"(the project's code must not patch the test framework, shadow or imitate the runner, exit early or reuse cached results)",
+			Actual: w, Kind: KindForged,
+		})
 	}
 	for _, id := range unreported {
 		file, _, _ := strings.Cut(id, "::")
@@ -197,8 +239,6 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 			Actual: why, Kind: KindNotRun,
 		})
 	}
-	timedOut := strings.Contains(res.Output, "timed out")
-	oom := strings.Contains(res.Output, "out of memory")
 	for _, x := range fails {
 		k := kindOf(x.Kind, x.Message)
 		switch {
@@ -216,6 +256,9 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 		k, actual := KindAssertion, "no test passed"
 		if rep.Passed > 0 {
 			actual = "the tests passed but the command failed"
+			if set.Failed(full) && res.ExitCode == 0 {
+				actual = "the command exited 0 although a test failed"
+			}
 		}
 		switch {
 		case timedOut:
@@ -228,6 +271,62 @@ func (c *Critic) checkTests(ctx context.Context, plan planner.Plan) (checkRun, e
 		run.failures = []Failure{{TestID: "test_command", Expected: "at least one test runs and every test passes", Actual: actual, Kind: k}}
 	}
 	return run, nil
+}
+
+// groupRan reports whether a sentinel group (a Go package folder, a Python
+// test file) ran: some designed test of it was reported, passed or failed.
+func groupRan(designed, unreported []string, group string) bool {
+	for _, id := range designed {
+		file, _, _ := strings.Cut(id, "::")
+		in := file == group || (strings.HasSuffix(file, ".go") && path.Dir(file) == group)
+		if in && !slices.Contains(unreported, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentinels makes the check's sentinel tests (see package sentinel) for
+// the suite and the test command's runner, and returns them with the
+// files the tests folder holds while the check runs: the canonical suite
+// with the sentinels laid over it.
+func (c *Critic) sentinels(plan planner.Plan) (*sentinel.Set, []SuiteFile) {
+	files := c.SuiteFiles()
+	if len(files) == 0 {
+		return &sentinel.Set{}, files
+	}
+	var seed []byte
+	if c.sentinelSeed != nil {
+		seed = c.sentinelSeed()
+	}
+	in := make([]sentinel.File, len(files))
+	for i, f := range files {
+		in[i] = sentinel.File{Path: f.Path, Content: f.Content}
+	}
+	set := sentinel.New(seed, testreport.FrameworkOf(commandArgv(plan.TestCommand)), in)
+	for _, sf := range set.Files() {
+		if i := slices.IndexFunc(files, func(f SuiteFile) bool { return f.Path == sf.Path }); i >= 0 {
+			files[i].Content = sf.Content
+		} else {
+			files = append(files, SuiteFile{Path: sf.Path, Content: sf.Content})
+		}
+	}
+	slices.SortFunc(files, func(a, b SuiteFile) int { return strings.Compare(a.Path, b.Path) })
+	return set, files
+}
+
+// rawFor is a check's raw output for the model: the report without the
+// sentinels, and the streams without a line that names one.
+func rawFor(res tools.Result, rep testreport.Report, set *sentinel.Set) string {
+	if set.Empty() {
+		return rawOutput(res)
+	}
+	brief := rep
+	brief.PassedTests, brief.Durations = nil, nil
+	b, _ := json.Marshal(brief)
+	res.Output = rep.Summary() + "; " + exitLine(res) + "; " + string(b)
+	res.Stdout, res.Stderr = set.Scrub(res.Stdout), set.Scrub(res.Stderr)
+	return rawOutput(res)
 }
 
 // notPassed returns the designed test ids that names (as a runner

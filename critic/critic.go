@@ -110,6 +110,18 @@ func WithPending(changes ...SuiteChange) Option {
 	return func(c *Critic) { c.pending = append(c.pending, changes...) }
 }
 
+// WithSentinelSeed sets where each check's sentinel tests (see package
+// critic/sentinel) get their names and nonces: seed returns the seed of the
+// check about to run, the same for the same check in every session, so
+// that a check replayed from a write-ahead log after a crash verifies its
+// recorded result, and a check's sentinels left behind by a crash are
+// recognised as such. It must be a secret the Worker cannot read (the
+// agent derives it from a key in the run folder). Without it each check
+// draws a random seed.
+func WithSentinelSeed(seed func() []byte) Option {
+	return func(c *Critic) { c.sentinelSeed = seed }
+}
+
 // Critic designs acceptance tests and checks the Worker's result.
 type Critic struct {
 	model          llm.Model
@@ -129,6 +141,8 @@ type Critic struct {
 	lintBlocking []string
 	// baseSums are the workspace's files before the run (WithBaselineSums).
 	baseSums map[string]string
+	// changeList lists the run's changes for the reviewer (WithChangeList).
+	changeList func() ([]ChangedFile, error)
 
 	findingsSchema *llm.OutputSchema
 	suiteSchema    *llm.OutputSchema
@@ -146,6 +160,9 @@ type Critic struct {
 	userFiles    []SuiteFile
 	userDesigned bool
 	calls        int // tool calls made, for call ids
+	// sentinelSeed gives the seed of the next check's sentinels
+	// (WithSentinelSeed); nil draws a random one per check.
+	sentinelSeed func() []byte
 }
 
 // New returns a Critic. gate and view run the checks' commands: view must

@@ -41,9 +41,14 @@ const (
 	// from the canonical one (a file changed, deleted, added or replaced);
 	// it was restored, and the round fails whatever the tests say.
 	KindTampering Kind = "tampering"
+	// KindForged: the test runner's report departed from what an honest
+	// run of the check's sentinel tests prints (a must-fail test passed or
+	// vanished, a nonce missing, exit 0 after a failure): the runner, the
+	// framework or the report was subverted, and the round fails.
+	KindForged Kind = "forged"
 )
 
-var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering, KindLint}
+var kinds = []Kind{KindSyntax, KindRuntime, KindAssertion, KindTimeout, KindResource, KindMissingFile, KindStrayFile, KindCLI, KindNotRun, KindTampering, KindForged, KindLint}
 
 // Findings is what the Critic reports after one round of checks.
 type Findings struct {

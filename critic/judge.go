@@ -28,7 +28,7 @@ type failureReply struct {
 	Location string `json:"location" jsonschema_description:"file:line where the failure shows, or empty."`
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
-	Kind     string `json:"kind" jsonschema:"enum=syntax,enum=runtime,enum=assertion,enum=timeout,enum=resource,enum=missing_file,enum=stray_file,enum=cli,enum=not_run,enum=tampering,enum=lint"`
+	Kind     string `json:"kind" jsonschema:"enum=syntax,enum=runtime,enum=assertion,enum=timeout,enum=resource,enum=missing_file,enum=stray_file,enum=cli,enum=not_run,enum=tampering,enum=forged,enum=lint"`
 }
 
 type suspectReply struct {
@@ -136,11 +136,17 @@ func merge(r findingsReply, runs []checkRun) Findings {
 		// pass is named, whatever the model said: they are facts, not
 		// readings of the output.
 		for _, x := range run.failures {
-			if (x.Kind == KindTampering || x.Kind == KindNotRun) &&
+			if (x.Kind == KindTampering || x.Kind == KindNotRun || x.Kind == KindForged) &&
 				!slices.ContainsFunc(f.Failures, func(y Failure) bool { return y.TestID == x.TestID && y.Kind == x.Kind }) {
 				f.Failures = append(f.Failures, x)
 			}
 		}
+	}
+	if f.Verdict == VerdictSuspectTest && slices.ContainsFunc(f.Failures, func(x Failure) bool { return x.Kind == KindForged }) {
+		// A subverted runner says nothing about the tests either.
+		f.Verdict = VerdictFail
+		f.SuspectTests = nil
+		f.Summary = "The critic model suspected a test, but the test runner's report was forged; treated as fail. " + f.Summary
 	}
 	if f.Verdict == VerdictSuspectTest && slices.Contains(failed, CheckSuite) {
 		// Tests the project's code rewrote say nothing about the suite.

@@ -2,6 +2,8 @@ package testreport
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -46,6 +48,11 @@ type Report struct {
 	// PassedTests, where the runner reports them (go test -json); a
 	// failure's own time is Failure.Seconds.
 	Durations map[string]float64 `json:"durations,omitempty"`
+	// Nonces are the distinct nonces (NoncePattern) the output held, in
+	// order, at most maxNonces: what the Critic's sentinel tests print,
+	// so that a check can tell that they ran (see package
+	// critic/sentinel).
+	Nonces []string `json:"nonces,omitempty"`
 	// Output is a short tail of the raw output (for `go test -json`, of the
 	// text the events carried), for a reader when the failures say too little.
 	Output string `json:"output,omitempty"`
@@ -182,7 +189,45 @@ func ParseExit(framework string, stdout, stderr string, exitCode int) Report {
 	return r
 }
 
+// NoncePrefix starts every sentinel nonce; NoncePattern matches a whole
+// one.
+const (
+	NoncePrefix  = "trio-nonce-"
+	NoncePattern = NoncePrefix + "[0-9a-f]{32}"
+)
+
+var nonceRE = regexp.MustCompile(NoncePattern)
+
+// maxNonces bounds Report.Nonces. Output that floods it pushes real nonces
+// out, which a check reads as a forgery: it fails closed.
+const maxNonces = 64
+
+// nonces lists the distinct nonces of the streams, in order.
+func nonces(streams ...string) []string {
+	var out []string
+	for _, s := range streams {
+		if !strings.Contains(s, NoncePrefix) {
+			continue
+		}
+		for _, n := range nonceRE.FindAllString(s, -1) {
+			if len(out) == maxNonces {
+				return out
+			}
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 func parse(framework string, stdout, stderr string) Report {
+	r := parseAs(framework, stdout, stderr)
+	r.Nonces = nonces(stdout, stderr)
+	return r
+}
+
+func parseAs(framework string, stdout, stderr string) Report {
 	fw := strings.ToLower(strings.TrimSpace(framework))
 	if fw == "" {
 		fw = Sniff(stdout, stderr)
