@@ -5,30 +5,40 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
 )
 
-// CheckEnv is the environment a check command (Command.Check) gets on top
-// of the sandbox's. Python looks for compiled bytecode under a path where
-// no file can exist, so .pyc files planted in the workspace's __pycache__
-// folders, or written while the check runs, are never loaded. With a
-// helper (the kind's own executable, which commands may run), the go
-// command's build cache is the helper's cache program reading only the
-// trusted bases and what this go command stored itself, checked against
-// its content's hash (see package gocacheprog), and GOCACHE, which go
-// still keeps for fuzzing, is a new folder of /tmp with a name no earlier
-// command could guess. Without one the go command's cache is the kind's
-// usual one.
-func CheckEnv(helper string, bases ...string) []string {
-	env := []string{"PYTHONPYCACHEPREFIX=/dev/null/trio-check"}
-	if helper == "" {
-		return env
+// CheckEnv returns env as a check command (Command.Check) gets it. No
+// result the Worker's code could have produced feeds a check:
+//
+//   - the go command runs every test again (-count=1 added to GOFLAGS):
+//     a cached test result is one the Worker's run produced, and a test
+//     can read inputs go test does not record (a marker file opened with
+//     a raw syscall), so "ok (cached)" proves nothing about the code as
+//     it is now;
+//   - Python looks for compiled bytecode under a path where no file can
+//     exist, so .pyc files planted in the workspace's __pycache__ folders,
+//     or written while the check runs, are never loaded;
+//   - with a helper (the kind's own executable, which commands may run),
+//     the go command's build cache is the helper's cache program reading
+//     only the trusted bases and what this go command stored itself,
+//     checked against its content's hash (see package gocacheprog), and
+//     GOCACHE, which go still keeps for fuzzing, is a new folder of /tmp
+//     with a name no earlier command could guess. Without one the go
+//     command's cache is the kind's usual one: compiled packages from it
+//     are keyed by their sources' hashes, and test results are not used.
+func CheckEnv(env []string, helper string, bases ...string) []string {
+	extra := []string{"PYTHONPYCACHEPREFIX=/dev/null/trio-check",
+		"GOFLAGS=" + strings.TrimSpace(EnvValue(env, "GOFLAGS")+" -count=1")}
+	if helper != "" {
+		b := make([]byte, 16)
+		rand.Read(b)
+		extra = append(extra, "GOCACHE=/tmp/.trio-check-"+hex.EncodeToString(b),
+			"GOCACHEPROG="+gocacheprog.Prog(helper, "", bases...))
 	}
-	b := make([]byte, 16)
-	rand.Read(b)
-	return append(env, "GOCACHE=/tmp/.trio-check-"+hex.EncodeToString(b),
-		"GOCACHEPROG="+gocacheprog.Prog(helper, "", bases...))
+	return MergeEnv(env, extra)
 }
 
 // Folder is a host folder a sandbox uses beside the workspace, by the name

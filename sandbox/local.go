@@ -135,6 +135,9 @@ func (l *Local) Exec(ctx context.Context, cmd Command) (Result, error) {
 
 func (l *Local) run(ctx context.Context, cmd Command, wd string, timeout time.Duration, stdout, stderr io.Writer) (Result, error) {
 	env := MergeEnv(l.env, cmd.Env)
+	if cmd.Check {
+		env = CheckEnv(env, "")
+	}
 	// Resolve the program with the sandbox's PATH, not the host's.
 	path := cmd.Argv[0]
 	if !strings.Contains(path, "/") {

@@ -66,10 +66,12 @@ type Command struct {
 	// change what it builds or runs. The Worker's code runs inside a check
 	// (its tests do), and could otherwise plant a compiled package or a
 	// passing test result for a package the check builds after it. The
-	// isolating kinds give a check CheckEnv's build caches; userns also
-	// lets it read the builds and test results of trusted builds (see
-	// TrustedGo), whose test binaries could not write them. Local ignores
-	// it.
+	// isolating kinds give a check CheckEnv's build caches, and may let
+	// it read the compiled packages of trusted builds (see TrustedGo),
+	// whose test binaries could not write them. Every kind, local
+	// included, runs a check's tests again (no cached test result: a
+	// test may depend on what go test does not record) and keeps Python
+	// from loading bytecode (see CheckEnv).
 	Check bool
 }
 

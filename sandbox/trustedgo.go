@@ -46,7 +46,10 @@ var trustedGo = sync.OnceValues(func() (trustedGoTable, error) {
 // where they cannot reach the go command, its work folder or the build
 // cache. So the build cache such commands write may be shared with the
 // Critic's checks: it holds what the toolchain built from the workspace's
-// sources and the results of the tests as they ran.
+// sources. The results of the tests it also holds are never used by a
+// check (CheckEnv's -count=1): a test binary may read inputs go test does
+// not record, so a result cached for one state of the workspace can stand
+// for another.
 //
 // Only argv is judged; the sandbox gives the command its own environment.
 // An argument that starts with a dash and is not listed, or a flag whose

@@ -701,7 +701,7 @@ func (s *Sandbox) processSpec(cmd sandbox.Command, cwd string) *specs.Process {
 func (s *Sandbox) commandEnv(cmd sandbox.Command) []string {
 	env := sandbox.MergeEnv(s.env, cmd.Env)
 	if cmd.Check {
-		env = sandbox.MergeEnv(env, sandbox.CheckEnv(""))
+		env = sandbox.CheckEnv(env, "")
 	}
 	return env
 }

@@ -82,7 +82,7 @@ func (s *Sandbox) trustedEnv(cmd sandbox.Command) []string {
 	env := sandbox.MergeEnv(s.env, []string{"GOCACHE=" + trustedCacheDir,
 		"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(s.env, "GOFLAGS")+" -buildvcs=false -exec="+confine.NestPath)})
 	if cmd.Check {
-		env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode
+		env = sandbox.CheckEnv(env, "") // Python's bytecode
 	}
 	return env
 }

@@ -642,10 +642,10 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 		env = sandbox.MergeEnv(env, []string{"GOCACHE=" + trustedCacheDir, "GOCACHEPROG=",
 			"GOFLAGS=" + strings.TrimSpace(sandbox.EnvValue(env, "GOFLAGS")+" -buildvcs=false -exec="+confine.NestPath)})
 		if cmd.Check {
-			env = sandbox.MergeEnv(env, sandbox.CheckEnv("")) // Python's bytecode
+			env = sandbox.CheckEnv(env, "") // Python's bytecode
 		}
 	case cmd.Check:
-		env = sandbox.MergeEnv(env, sandbox.CheckEnv(confine.Path, s.bases()...))
+		env = sandbox.CheckEnv(env, confine.Path, s.bases()...)
 	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
