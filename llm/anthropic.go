@@ -59,6 +59,10 @@ type AnthropicConfig struct {
 	NoCache bool
 	// OnRetry is told about every failed attempt that will be retried.
 	OnRetry func(attempt int, wait time.Duration, err error)
+	// MaxReplyBytes caps one response body (a streamed reply's events
+	// together); a longer one fails the attempt with ErrReplyTooLarge,
+	// which is retried. Zero means DefaultMaxReplyBytes.
+	MaxReplyBytes int64
 	// HTTPClient replaces http.DefaultClient.
 	HTTPClient *http.Client
 }
@@ -96,6 +100,10 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0), // one retry mechanism, ours
 	}
+	if err := maxReplyBytes("anthropic", &cfg.MaxReplyBytes); err != nil {
+		return nil, err
+	}
+	opts = append(opts, option.WithMiddleware(capReplies(cfg.MaxReplyBytes)))
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}

@@ -109,6 +109,10 @@ type OpenAIConfig struct {
 	// retried and how long the provider waits first (for traces). A call's
 	// context can carry its own observer too (WithRetryObserver).
 	OnRetry func(attempt int, wait time.Duration, err error)
+	// MaxReplyBytes caps one response body (a streamed reply's events
+	// together); a longer one fails the attempt with ErrReplyTooLarge,
+	// which is retried. Zero means DefaultMaxReplyBytes.
+	MaxReplyBytes int64
 	// HTTPClient replaces http.DefaultClient.
 	HTTPClient *http.Client
 }
@@ -143,6 +147,10 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		// One retry mechanism, ours, so that it is the one tested.
 		option.WithMaxRetries(0),
 	}
+	if err := maxReplyBytes("openai", &cfg.MaxReplyBytes); err != nil {
+		return nil, err
+	}
+	opts = append(opts, option.WithMiddleware(capReplies(cfg.MaxReplyBytes)))
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}

@@ -97,7 +97,7 @@ func retryable(err error) bool {
 	if s := statusOf(err); s != 0 {
 		return s == http.StatusTooManyRequests || s == http.StatusRequestTimeout || s == http.StatusConflict || s >= 500
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStreamCut) ||
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStreamCut) || errors.Is(err, ErrReplyTooLarge) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
 		return true

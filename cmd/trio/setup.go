@@ -180,11 +180,13 @@ func providerFor(e config.Endpoint, f *config.File, model string, perRole map[st
 		m, err = llm.NewAnthropic(llm.AnthropicConfig{
 			BaseURL: base, APIKeyEnv: keyEnv, Model: model, Models: perRole, MaxTokens: f.MaxTokens,
 			Timeout: e.Timeout.Duration, MaxRetries: maxRetries, StructuredOutputs: e.StructuredOutputs, Stream: e.Stream,
+			MaxReplyBytes: e.MaxReplyBytes,
 		})
 	} else {
 		m, err = llm.NewOpenAI(llm.OpenAIConfig{
 			BaseURL: base, APIKeyEnv: keyEnv, Model: model, Models: perRole, Temperature: f.Temperature, MaxTokens: f.MaxTokens,
 			Timeout: e.Timeout.Duration, MaxRetries: maxRetries, StructuredOutputs: e.StructuredOutputs, Stream: e.Stream,
+			MaxReplyBytes: e.MaxReplyBytes,
 		})
 	}
 	if err != nil {

@@ -126,6 +126,9 @@ type Endpoint struct {
 	StructuredOutputs string   `yaml:"structured_outputs"`
 	// Stream asks for server-sent events (llm.OpenAIConfig.Stream).
 	Stream bool `yaml:"stream"`
+	// MaxReplyBytes caps one reply's body (llm.OpenAIConfig.MaxReplyBytes);
+	// 0 is llm.DefaultMaxReplyBytes.
+	MaxReplyBytes int64 `yaml:"max_reply_bytes"`
 }
 
 // Models names the model of each role; Default serves the roles not named.
@@ -401,6 +404,9 @@ func (c *checker) endpoint(at string, e *Endpoint) {
 		c.between(at+".max_retries", *e.MaxRetries, MaxRetries)
 	}
 	c.oneOf(at+".structured_outputs", e.StructuredOutputs, "auto", "on", "off")
+	if e.MaxReplyBytes < 0 || e.MaxReplyBytes > llm.MaxReplyBytesLimit {
+		c.fail(at+".max_reply_bytes", "want a number of bytes from 0 (the default, %d) to %d, got %d", llm.DefaultMaxReplyBytes, llm.MaxReplyBytesLimit, e.MaxReplyBytes)
+	}
 }
 
 func (c *checker) check(f *File) {
