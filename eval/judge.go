@@ -2,13 +2,16 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/critic/sentinel"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
@@ -34,6 +37,11 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 	if err := sandbox.CopyTree(t.HiddenPath(), dir); err != nil {
 		return Hidden{}, fmt.Errorf("copy the hidden tests: %w", err)
 	}
+	fw := testreport.FrameworkOf(t.HiddenCommand)
+	set, err := laySentinels(t.HiddenPath(), dir, fw)
+	if err != nil {
+		return Hidden{}, err
+	}
 	l := pol.Limits()
 	limits := sandbox.Limits{Timeout: t.HiddenTimeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Disk: l.Disk}
 	sb, err := openJudge(ctx, sc, dir, runID, limits)
@@ -45,19 +53,37 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 	if err != nil {
 		return Hidden{}, err
 	}
-	rep := testreport.ParseExit(testreport.FrameworkOf(t.HiddenCommand), res.Stdout, res.Stderr, res.ExitCode)
+	// The judged copy keeps the hidden tests as the suite has them.
+	if err := liftSentinels(set, t.HiddenPath(), dir); err != nil {
+		return Hidden{}, err
+	}
+	full := testreport.ParseExit(fw, res.Stdout, res.Stderr, res.ExitCode)
+	// Every hidden test file is meant to run, so every sentinel is
+	// expected; the hidden tests are counted without them.
+	forged := set.Verify(full, res.ExitCode, nil)
+	rep := set.Clean(full)
 	h := Hidden{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Passed: rep.Passed, Failed: rep.Failed, Errors: rep.Errors,
-		Sandbox: sb.Info().Kind, Isolated: sb.Info().Isolated, Duration: res.Duration,
+		Forged: len(forged) > 0, Sandbox: sb.Info().Kind, Isolated: sb.Info().Isolated, Duration: res.Duration,
 	}
 	// A pass needs the runner to say so: exit 0 alone is what a project
-	// that exits early from an init function also gives.
-	h.Pass = res.ExitCode == 0 && !res.TimedOut && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0
+	// that exits early from an init function also gives. An honest runner
+	// whose must-fail sentinel failed exits non-zero.
+	exitOK := !res.TimedOut && (res.ExitCode == 0) != set.Failed(full)
+	h.Pass = exitOK && rep.Failed == 0 && rep.Errors == 0 && rep.Passed > 0 && !h.Forged
 	var names []string
 	for _, f := range rep.Failures {
 		names = append(names, f.Name)
 	}
+	var whys []string
+	for _, p := range forged {
+		if !slices.Contains(whys, p.Why) {
+			whys = append(whys, p.Why)
+		}
+	}
 	switch {
+	case h.Forged:
+		h.Detail = "forged: " + strings.Join(whys, "; ")
 	case len(names) > 0:
 		h.Detail = "failed: " + strings.Join(names, ", ")
 	case res.TimedOut:
@@ -71,6 +97,62 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 		return h, err
 	}
 	return h, nil
+}
+
+// laySentinels writes over the hidden tests in dir the sentinel tests of
+// a new random Set (see package critic/sentinel): tests that must fail and
+// tests that must pass, named like the hidden tests, with nonces made now.
+// The run never saw them, so its code can only imitate an honest runner
+// by understanding the check.
+func laySentinels(hidden, dir, framework string) (*sentinel.Set, error) {
+	var files []sentinel.File
+	err := filepath.WalkDir(hidden, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(hidden, p)
+		files = append(files, sentinel.File{Path: filepath.ToSlash(rel), Content: string(b)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the hidden tests: %w", err)
+	}
+	set := sentinel.New(nil, framework, files)
+	for _, f := range set.Files() {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		os.Remove(p) // never write through a link the run left there
+		if err := os.WriteFile(p, []byte(f.Content), 0o644); err != nil {
+			return nil, fmt.Errorf("lay the sentinel tests: %w", err)
+		}
+	}
+	return set, nil
+}
+
+// liftSentinels puts back in dir the hidden files the sentinels changed
+// and removes the files they added.
+func liftSentinels(set *sentinel.Set, hidden, dir string) error {
+	for _, f := range set.Files() {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		b, err := os.ReadFile(filepath.Join(hidden, filepath.FromSlash(f.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			err = os.Remove(p)
+		case err == nil:
+			os.Remove(p)
+			err = os.WriteFile(p, b, 0o644)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove the sentinel tests: %w", err)
+		}
+	}
+	return nil
 }
 
 // openJudge opens the judge's own sandbox on dir: nothing of the run's

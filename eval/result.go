@@ -33,6 +33,11 @@ type Hidden struct {
 	Failed   int    `json:"failed"`
 	Errors   int    `json:"errors"`
 	Detail   string `json:"detail,omitempty"`
+	// Forged says the runner's report was not one an honest runner could
+	// have made: a sentinel test laid over the hidden tests was reported
+	// wrong (a patched assertion, forged output, an early exit...). Pass
+	// is then false and Detail starts with "forged:".
+	Forged bool `json:"forged,omitempty"`
 	// Sandbox is where the hidden command ran, and Isolated whether that
 	// sandbox isolates it.
 	Sandbox  string        `json:"sandbox"`
