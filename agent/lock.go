@@ -73,9 +73,17 @@ type holder struct {
 // manager runs (not with the nolock mount option, where they are local to
 // one client), and a client that vanishes keeps its locks until the server
 // notices. Keep run folders and workspaces on local disks.
+//
+// A lock file alone is defeated by deleting it: the next session creates a
+// new file and locks that. So a session also holds a flock on the folder
+// it locks (the run folder, the workspace), through a descriptor of the
+// folder itself (dir): a folder cannot be deleted and recreated under a
+// running session without the session's files going with it. The lock
+// file stays for the holder's name in a second session's message.
 type fileLock struct {
 	f    *os.File
 	path string
+	dir  *os.File
 }
 
 // acquireLock takes the exclusive lock on path without waiting, creating
@@ -140,6 +148,32 @@ func lockedBy(path, what string) error {
 	return e
 }
 
+// acquireDirLock takes the exclusive lock on the folder dir, then on its
+// lock file at path (see fileLock). A folder another session holds is a
+// *LockedError naming the holder its lock file records, if it still
+// exists.
+func acquireDirLock(dir, path, what, runID string) (*fileLock, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", what, err)
+	}
+	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		d.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, lockedBy(path, what)
+		}
+		return nil, fmt.Errorf("lock %s: flock %s: %w", what, dir, err)
+	}
+	l, err := acquireLock(path, what, runID)
+	if err != nil {
+		unix.Flock(int(d.Fd()), unix.LOCK_UN)
+		d.Close()
+		return nil, err
+	}
+	l.dir = d
+	return l, nil
+}
+
 // release drops the lock; the file stays for the next holder (removing it
 // would let a waiting process lock an unlinked file).
 //
@@ -147,12 +181,19 @@ func lockedBy(path, what string) error {
 // file, which a child forked by another goroutine shares until it execs,
 // so a bare close could leave it held for a moment after the session.
 func (l *fileLock) release() {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return
 	}
-	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
-	l.f.Close()
-	l.f = nil
+	if l.f != nil {
+		unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+		l.f.Close()
+		l.f = nil
+	}
+	if l.dir != nil {
+		unix.Flock(int(l.dir.Fd()), unix.LOCK_UN)
+		l.dir.Close()
+		l.dir = nil
+	}
 }
 
 // locks are the locks a session holds.
@@ -166,7 +207,7 @@ func (ls locks) release() {
 
 // lockRun locks the run folder dir for this session.
 func lockRun(dir, runID string) (*fileLock, error) {
-	return acquireLock(filepath.Join(dir, LockFile), "run "+runID, runID)
+	return acquireDirLock(dir, filepath.Join(dir, LockFile), "run "+runID, runID)
 }
 
 // lockWorkspace locks the workspace ws (which exists) for a run. Its real
@@ -176,7 +217,7 @@ func lockWorkspace(ws, runID string) (*fileLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock workspace %s: %w", ws, err)
 	}
-	l, err := acquireLock(workspaceLockName(real), "workspace "+ws, runID)
+	l, err := acquireDirLock(real, workspaceLockName(real), "workspace "+ws, runID)
 	if err != nil && !errors.Is(err, ErrLocked) {
 		return nil, invalidInput(fmt.Errorf("%w (the lock file goes next to the workspace, so its parent folder must be writable)", err))
 	}
@@ -184,14 +225,29 @@ func lockWorkspace(ws, runID string) (*fileLock, error) {
 }
 
 // isLockBusy reports whether someone holds the lock file at path, without
-// taking it for long: for the sweep of unfinished run folders.
+// taking it for long.
 func isLockBusy(path string) bool {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return false
 	}
+	return busy(f)
+}
+
+// isDirBusy reports whether a session holds the folder dir (its lock file
+// may have been deleted): for the sweep of unfinished run folders.
+func isDirBusy(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	return busy(f)
+}
+
+// busy tries the lock of f, drops it at once, and closes f.
+func busy(f *os.File) bool {
 	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	if err == nil {
 		unix.Flock(int(f.Fd()), unix.LOCK_UN) // see release
 	}

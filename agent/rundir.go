@@ -305,7 +305,9 @@ func createRunFolder(runs, id string, st *state) (string, *fileLock, error) {
 	if err != nil {
 		return "", nil, invalidInput(fmt.Errorf("runs folder %s: %w", runs, err))
 	}
-	l, err := acquireLock(filepath.Join(tmp, LockFile), "run "+id, id)
+	// The folder's lock goes with it through the rename (it is the same
+	// inode).
+	l, err := acquireDirLock(tmp, filepath.Join(tmp, LockFile), "run "+id, id)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return "", nil, err
@@ -350,7 +352,7 @@ func sweepUnfinished(runs string) {
 			continue
 		}
 		p := filepath.Join(runs, e.Name())
-		if !isLockBusy(filepath.Join(p, LockFile)) {
+		if !isDirBusy(p) && !isLockBusy(filepath.Join(p, LockFile)) {
 			os.RemoveAll(p)
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/llm/llmtest"
 )
 
@@ -57,5 +59,57 @@ func TestHugeReplyIsBounded(t *testing.T) {
 	}
 	if n := dirSize(t, filepath.Join(dir, "runs")); n > 256<<10 {
 		t.Errorf("the run folder holds %d bytes after a 10 MB reply", n)
+	}
+}
+
+// Deleting run.lock and the workspace's lock file while a session runs
+// does not let a second session in: the run folder and the workspace are
+// locked themselves. A second resume of the run and a second run on the
+// workspace both exit 3, and the first finishes with every write done
+// once.
+func TestLocksHoldWithoutLockFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script, runs := filepath.Join(dir, "script.yaml"), filepath.Join(dir, "runs")
+	os.WriteFile(script, []byte(filesScript), 0o644)
+	env := cleanEnv(envScript + "=" + script)
+	args := []string{"run", "--goal", "Write the files.", "--sandbox", "local", "--runs-dir", runs, "--workspace", "ws"}
+	a := startTrio(t, dir, env, args...)
+	a.until(t, agent.EventToolCall)
+	a.cmd.Process.Signal(syscall.SIGSTOP) // A holds the run while the others try
+	ids, _ := os.ReadDir(runs)
+	if len(ids) != 1 {
+		a.cmd.Process.Signal(syscall.SIGCONT)
+		t.Fatalf("runs: %v", ids)
+	}
+	runDir := filepath.Join(runs, ids[0].Name())
+	for _, p := range []string{filepath.Join(runDir, agent.LockFile), filepath.Join(dir, ".ws.trio-lock")} {
+		if err := os.Remove(p); err != nil {
+			t.Errorf("remove %s: %v", p, err)
+		}
+	}
+	b := trio(t, dir, env, "resume", runDir)
+	c := trio(t, dir, env, append(args, "--quiet")...)
+	a.cmd.Process.Signal(syscall.SIGCONT)
+	if want := "run " + ids[0].Name() + " is in use"; b.code != exitConfig || !strings.Contains(b.stderr, want) {
+		t.Errorf("second resume: exit %d, want 3 with %q:\n%s", b.code, want, b.stderr)
+	}
+	if want := "workspace " + filepath.Join(dir, "ws") + " is in use"; c.code != exitConfig || !strings.Contains(c.stderr, want) {
+		t.Errorf("second run: exit %d, want 3 with %q:\n%s", c.code, want, c.stderr)
+	}
+	if code := a.wait(); code != exitOK {
+		t.Fatalf("first run: exit %d\n%s", code, a.stderr)
+	}
+	w := writes(t, runDir)
+	for path, n := range w {
+		if n != 1 {
+			t.Errorf("the audit shows %s written %d times", path, n)
+		}
+	}
+	if len(w) != 3 {
+		t.Errorf("%d files written, want 3", len(w))
+	}
+	if ids, _ := os.ReadDir(runs); len(ids) != 1 {
+		t.Errorf("runs %v: the refused run left a folder", ids)
 	}
 }
