@@ -387,7 +387,7 @@ class HiddenAnswer(unittest.TestCase):
 		t.Errorf("the judged copy's hidden test differs from the suite's (%v):\n%s", err, b)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, eval.ReportMD))
-	if !strings.Contains(string(md), "| patch-assert | FAIL") {
+	if !strings.Contains(string(md), "| patch-assert | FAIL (forged) |") {
 		t.Errorf("eval.md does not show the hidden fail:\n%s", md)
 	}
 }

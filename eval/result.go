@@ -249,6 +249,9 @@ func (r *Report) Markdown() string {
 		if t.Hidden.Pass {
 			hidden = fmt.Sprintf("pass (%d)", t.Hidden.Passed)
 		}
+		if t.Hidden.Forged {
+			hidden = "FAIL (forged)"
+		}
 		if !t.Isolated {
 			hidden += " UNISOLATED"
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/eval"
+	"github.com/trioagent/trio/sandbox/userns"
 )
 
 // suiteDir is the shipped suite, from this package's folder.
@@ -139,5 +140,73 @@ func TestEvalBadSuiteExits3(t *testing.T) {
 	r := trio(t, dir, nil, "eval", dir)
 	if !strings.Contains(r.stderr, suite) || !strings.Contains(r.stderr, "colour") {
 		t.Errorf("stderr does not name the file and the key:\n%s", r.stderr)
+	}
+}
+
+// TestEvalSandboxChoice: trio eval isolates as trio run does. With neither
+// containerd nor bwrap it refuses (exit 3) and says how to go on; with
+// --sandbox local every result is marked UNISOLATED in the table, on
+// stderr and in eval.json; in userns every result is isolated, the hidden
+// tests (Go and Python, sentinels laid over them) judged in userns too.
+func TestEvalSandboxChoice(t *testing.T) {
+	dir := t.TempDir()
+	tasks := []string{"--tasks", "py-slugify,go-reverse"}
+
+	noIsolation := cleanEnv("PATH=/usr/local/go/bin:/nonexistent", "TRIO_CONTAINERD_ADDRESS="+filepath.Join(dir, "none.sock"))
+	r := trio(t, dir, noIsolation, append([]string{"eval", suiteDir(t), "--out", filepath.Join(dir, "refused")}, tasks...)...)
+	if r.code != exitConfig || !strings.Contains(r.stderr, "no isolating sandbox") || !strings.Contains(r.stderr, "--sandbox local") {
+		t.Errorf("eval without containerd or bwrap: exit %d, want 3 with the ways forward:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "refused", eval.TasksDir, "py-slugify")); err == nil {
+		t.Errorf("the refused eval started a task")
+	}
+
+	read := func(out string) eval.Report {
+		t.Helper()
+		var rep eval.Report
+		b, err := os.ReadFile(filepath.Join(out, eval.ReportJSON))
+		if err == nil {
+			err = json.Unmarshal(b, &rep)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	local := filepath.Join(dir, "local")
+	r = trio(t, dir, nil, append([]string{"eval", suiteDir(t), "--sandbox", "local", "--out", local}, tasks...)...)
+	if r.code != 0 {
+		t.Fatalf("eval --sandbox local: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := read(local)
+	if rep.Isolated || len(rep.Tasks) != 2 || rep.Unisolated() != 2 {
+		t.Errorf("eval.json of --sandbox local: isolated %v, %d of %d results unisolated; want every result unisolated", rep.Isolated, rep.Unisolated(), len(rep.Tasks))
+	}
+	if !strings.Contains(r.stdout, "**UNISOLATED: 2 of 2 results") || strings.Count(r.stdout, " UNISOLATED |") != 2 {
+		t.Errorf("the table does not mark the results unisolated:\n%s", r.stdout)
+	}
+	if strings.Count(r.stderr, "  UNISOLATED") != 2 || !strings.Contains(r.stderr, "trio eval: UNISOLATED: 2 of 2 results") {
+		t.Errorf("stderr does not mark the results unisolated:\n%s", r.stderr)
+	}
+
+	if err := userns.Available(t.Context(), ""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the userns sandbox is unavailable: %v", err)
+		}
+		t.Skipf("userns sandbox unavailable: %v", err)
+	}
+	isolated := filepath.Join(dir, "userns")
+	r = trio(t, dir, nil, append([]string{"eval", suiteDir(t), "--sandbox", "userns", "--out", isolated}, tasks...)...)
+	if r.code != 0 {
+		t.Fatalf("eval --sandbox userns: exit %d\n%s", r.code, r.stderr)
+	}
+	rep = read(isolated)
+	if !rep.Isolated || rep.Sandbox != userns.Kind || rep.Unisolated() != 0 || strings.Contains(r.stdout+r.stderr, "UNISOLATED") {
+		t.Errorf("eval --sandbox userns: sandbox %s, isolated %v, %d unisolated:\n%s\n%s", rep.Sandbox, rep.Isolated, rep.Unisolated(), r.stdout, r.stderr)
+	}
+	for _, tr := range rep.Tasks {
+		if !tr.Isolated || tr.Hidden.Sandbox != userns.Kind || !tr.Hidden.Pass || tr.Hidden.Forged {
+			t.Errorf("task %s: isolated %v, hidden %+v; want an isolated pass judged in userns", tr.ID, tr.Isolated, tr.Hidden)
+		}
 	}
 }
