@@ -17,7 +17,13 @@
 // afresh.
 //
 // The hidden tests are read only by the judge: they are never copied into
-// the run's workspace, never put in a prompt and never traced.
+// the run's workspace, never put in a prompt and never traced. The sandbox
+// kind is chosen once, by agent.ChooseSandbox (containerd, else userns,
+// else refused; local only when asked for, and then every result is marked
+// unisolated), and every run and judge gets its own sandbox of that kind,
+// which sees only its own workspace. The judge lays sentinel tests (package
+// critic/sentinel) over the hidden tests; a report an honest runner could
+// not have made is a hidden fail marked forged.
 //
 // This package must not parse trio.yaml, speak HTTP or know about any
 // model provider: the caller hands in a model per task.
