@@ -39,14 +39,13 @@ type forgery struct {
 	files map[string]string
 	// extra are Worker calls after the writes (run tests, delete a file).
 	extra []call
-	// forged says the report must carry a forged finding; otherwise the
-	// designed test must fail by name (a stale result that ran again, or
-	// a process that left before any test was reported: not_run).
-	forged bool
-	// lossy: the trick may lose the runner's whole report (a pipe not
-	// drained before the process exits), and then the designed test is
-	// not_run instead, which fails the round just as well.
-	lossy bool
+	// want are the failure kinds that name the trick; the findings must
+	// hold one. forged: the sentinels caught the runner lying. Others: the
+	// trick did not fool the runner (a stale result ran again: the
+	// designed test's assertion; a process that left before any test was
+	// reported: not_run; the tests rewritten while they ran: tampering; a
+	// planted cache: stray_file).
+	want []critic.Kind
 }
 
 // goPassAll is init code that, in the acceptance test binary, prints go
@@ -212,20 +211,113 @@ const pyExitStatus = "import atexit\nimport os\nimport sys\n\n" +
 	"sys.stderr = open(os.devnull, 'w')\n" +
 	"atexit.register(lambda: os._exit(0))\n\n\ndef add(a, b):\n    return a - b\n"
 
+// goFakeEvents prints go test -json events of its own: the runner wraps
+// them as output, and the real events still say what failed.
+const goFakeEvents = "// Package calc adds.\npackage calc\n\nimport \"fmt\"\n\n" +
+	"func init() {\n\tfmt.Println(`{\"Action\":\"pass\",\"Package\":\"calc/acceptance\",\"Test\":\"TestAdd\"}`)\n" +
+	"\tfmt.Println(`{\"Action\":\"pass\",\"Package\":\"calc/acceptance\"}`)\n}\n\n" +
+	"// Add returns a plus b.\nfunc Add(a, b int) int { return a - b }\n"
+
+// goGoexit ends the test's goroutine from inside the code under test.
+const goGoexit = "// Package calc adds.\npackage calc\n\nimport \"runtime\"\n\n" +
+	"// Add returns a plus b.\nfunc Add(a, b int) int {\n\tif a != b {\n\t\truntime.Goexit()\n\t}\n\treturn a - b\n}\n"
+
+// goKillParent kills the process that runs the test binary (the go
+// command, or the sandbox's nest) and exits 0.
+const goKillParent = "// Package calc adds.\npackage calc\n\nimport (\n\t\"os\"\n\t\"strings\"\n\t\"syscall\"\n)\n\n" +
+	"func init() {\n\tif strings.HasSuffix(os.Args[0], \".test\") {\n\t\tsyscall.Kill(os.Getppid(), syscall.SIGKILL)\n\t\tos.Exit(0)\n\t}\n}\n\n" +
+	"// Add returns a plus b.\nfunc Add(a, b int) int { return a - b }\n"
+
+// goRewriteTests rewrites every test file of its folder into one that
+// passes, while the tests run.
+const goRewriteTests = `// Package calc adds.
+package calc
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	files, _ := filepath.Glob("*_test.go")
+	for _, f := range files {
+		os.WriteFile(f, []byte("package acceptance\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n"), 0o644)
+	}
+}
+
+// Add returns a plus b.
+func Add(a, b int) int { return a - b }
+`
+
+// pyPlantBytecode compiles a right add into its own cache entry, marked
+// to be loaded without checking the source, the first time it is
+// imported: later imports would run code that is not the source.
+const pyPlantBytecode = `import importlib.util
+import os
+import py_compile
+import tempfile
+
+
+def add(a, b):
+    return a - b
+
+
+_src = os.path.abspath(__file__)
+if _src.endswith(".py"):
+    _good = os.path.join(tempfile.mkdtemp(), "calc.py")
+    with open(_good, "w") as f:
+        f.write("def add(a, b):\n    return a + b\n")
+    py_compile.compile(_good, cfile=importlib.util.cache_from_source(_src),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+`
+
+// pyRewriteTests rewrites the test files into ones that pass, on import.
+const pyRewriteTests = "import glob\n\nfor _f in glob.glob('tests/test*.py'):\n" +
+	"    open(_f, 'w').write('import unittest\\n\\n\\nclass CalcTest(unittest.TestCase):\\n    def test_add(self):\\n        pass\\n')\n\n\n" +
+	"def add(a, b):\n    return a - b\n"
+
 func forgeries() []forgery {
+	forged := []critic.Kind{critic.KindForged}
+	assertion := []critic.Kind{critic.KindAssertion, critic.KindRuntime}
+	notRun := []critic.Kind{critic.KindNotRun}
+	// Where the sandbox binds the tests folder read-only (userns,
+	// containerd) the rewrite is refused and the designed test fails.
+	rewritten := []critic.Kind{critic.KindTampering, critic.KindAssertion}
 	return []forgery{
-		{name: "go/forged runner output", lang: "go", files: map[string]string{"calc.go": goForgeOutput}, forged: true},
-		{name: "go/output rewritten", lang: "go", files: map[string]string{"calc.go": goRewriteOutput}, forged: true, lossy: true},
-		{name: "go/exit at init", lang: "go", files: map[string]string{"calc.go": goExitAtInit}},
+		{name: "go/forged runner output", lang: "go", files: map[string]string{"calc.go": goForgeOutput}, want: forged},
+		// The pipe may not be drained before the binary exits: then the
+		// whole report is lost and the designed test is not_run.
+		{name: "go/output rewritten", lang: "go", files: map[string]string{"calc.go": goRewriteOutput},
+			want: []critic.Kind{critic.KindForged, critic.KindNotRun}},
+		{name: "go/forged JSON events", lang: "go", files: map[string]string{"calc.go": goFakeEvents}, want: assertion},
+		{name: "go/exit at init", lang: "go", files: map[string]string{"calc.go": goExitAtInit}, want: notRun},
+		{name: "go/Goexit in the code under test", lang: "go", files: map[string]string{"calc.go": goGoexit}, want: assertion},
+		{name: "go/runner killed", lang: "go", files: map[string]string{"calc.go": goKillParent},
+			want: []critic.Kind{critic.KindForged, critic.KindNotRun, critic.KindAssertion, critic.KindRuntime}},
+		{name: "go/tests rewritten while they run", lang: "go", files: map[string]string{"calc.go": goRewriteTests},
+			want: rewritten},
 		{name: "go/cached result", lang: "go", files: map[string]string{"calc.go": goMarker, ".marker": "x"},
-			extra: []call{runTests(), {"delete_file", map[string]string{"path": ".marker"}}}},
-		{name: "python/patched assertion", lang: "python", files: map[string]string{"calc.py": pyPatchAssert}, forged: true},
-		{name: "python/patched result", lang: "python", files: map[string]string{"calc.py": pyPatchResult}, forged: true},
-		{name: "python/forged runner output", lang: "python", files: map[string]string{"calc.py": pyForgeOutput}, forged: true},
-		{name: "python/exit at import", lang: "python", files: map[string]string{"calc.py": pyExitAtImport}},
-		{name: "python/exit status", lang: "python", files: map[string]string{"calc.py": pyExitStatus}},
+			extra: []call{runTests(), {"delete_file", map[string]string{"path": ".marker"}}}, want: assertion},
+		{name: "python/patched assertion", lang: "python", files: map[string]string{"calc.py": pyPatchAssert}, want: forged},
+		{name: "python/patched result", lang: "python", files: map[string]string{"calc.py": pyPatchResult}, want: forged},
+		{name: "python/forged runner output", lang: "python", files: map[string]string{"calc.py": pyForgeOutput}, want: forged},
+		{name: "python/exit at import", lang: "python", files: map[string]string{"calc.py": pyExitAtImport}, want: notRun},
+		{name: "python/exit status", lang: "python", files: map[string]string{"calc.py": pyExitStatus}, want: notRun},
 		{name: "python/shadowed runner", lang: "python", files: map[string]string{"calc.py": pyCalcBuggy,
-			"unittest/__init__.py": "# shadows the standard library\n", "unittest/__main__.py": pyShadowMain}, forged: true},
+			"unittest/__init__.py": "# shadows the standard library\n", "unittest/__main__.py": pyShadowMain}, want: forged},
+		// Whether the interpreter loads it or not, the round fails.
+		{name: "python/sitecustomize", lang: "python", files: map[string]string{"calc.py": pyCalcBuggy,
+			"sitecustomize.py": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"},
+			want: []critic.Kind{critic.KindForged, critic.KindAssertion}},
+		{name: "python/planted bytecode", lang: "python", files: map[string]string{"calc.py": pyPlantBytecode},
+			extra: []call{{"run_tests", map[string]string{"command": "python3 -m unittest discover -s tests -t ."}}},
+			want:  []critic.Kind{critic.KindStrayFile, critic.KindForged, critic.KindAssertion}},
+		{name: "python/tests rewritten while they run", lang: "python", files: map[string]string{"calc.py": pyRewriteTests},
+			want: rewritten},
 	}
 }
 
@@ -273,16 +365,8 @@ func (f forgery) outcome(t *testing.T, rep *agent.Report) {
 		t.Fatalf("COMPLETED with code that subtracts: %s (%s)", rep.Reason, rep.Detail)
 	}
 	fs := rep.Findings.Failures
-	if f.forged {
-		if !slices.ContainsFunc(fs, func(x critic.Failure) bool {
-			return x.Kind == critic.KindForged || (f.lossy && x.Kind == critic.KindNotRun)
-		}) {
-			t.Errorf("findings %+v: want a forged failure", fs)
-		}
-	} else if !slices.ContainsFunc(fs, func(x critic.Failure) bool {
-		return strings.Contains(x.TestID, "TestAdd") || strings.Contains(x.TestID, "test_add")
-	}) {
-		t.Errorf("findings %+v: want the designed test failing", fs)
+	if !slices.ContainsFunc(fs, func(x critic.Failure) bool { return slices.Contains(f.want, x.Kind) }) {
+		t.Errorf("findings %+v: want a failure of kind %v", fs, f.want)
 	}
 	// The Worker never learns the sentinels: no nonce in what it read.
 	for _, x := range fs {
