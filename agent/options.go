@@ -115,8 +115,11 @@ type config struct {
 	// mcpServers are connected when the sandbox opens (WithMCPServers).
 	mcpServers []roleServer
 	// hooks run around tool calls and at the end (WithHooks).
-	hooks  *tools.Hooks
-	prices map[string]llm.Price // WithPrices, by role
+	hooks *tools.Hooks
+	// controlFiles are loaded as configuration or run on the host
+	// (WithControlFiles).
+	controlFiles []string
+	prices       map[string]llm.Price // WithPrices, by role
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
 	// userTests are the person's acceptance tests (WithTests).

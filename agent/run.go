@@ -190,12 +190,21 @@ func (r *run) open(ctx context.Context) error {
 	if err := os.MkdirAll(r.st.Workspace, 0o755); err != nil {
 		return fmt.Errorf("agent: create workspace: %w", err)
 	}
+	// Before the sandbox lays out the path rules: Trio's own files in the
+	// workspace are out of the Worker's reach (control.go).
+	runDirIn, err := r.protectControl()
+	if err != nil {
+		return err
+	}
 	limits := policyLimits(r.cfg.policy.Limits())
 	sb, owned, err := r.openSandbox(ctx, limits)
 	if err != nil {
 		return err
 	}
 	r.ownSB = owned
+	if runDirIn != "" && !sb.Info().Isolated {
+		return optionError{fmt.Errorf("agent: the run folder %s is inside the workspace (%s), and the %s sandbox cannot hide it from commands: choose a runs folder outside the workspace (WithRunsDir; trio --runs-dir), or an isolating sandbox (containerd, userns)", r.dir, runDirIn, sb.Info().Kind)}
+	}
 	r.sb = &timedSandbox{Sandbox: sb}
 	// The kind, and what it enforces when it says: report and inspect
 	// show this line.

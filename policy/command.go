@@ -453,7 +453,7 @@ func (c *checker) pathWord(w string) (Decision, bool) {
 			return deny("path-outside-workspace", "argument %q is outside the workspace and outside commands.read_only_dirs", w), true
 		case inside:
 			if r, ok := c.p.deniedPath(pl.rel); ok {
-				return deny(r.String(), "argument %q names %q%s, denied by paths.deny %q", w, pl.rel, pl.through(), r.src), true
+				return deny(r.String(), "argument %q names %q%s, denied by %s %q", w, pl.rel, pl.through(), r.list, r.src), true
 			}
 		}
 	}

@@ -75,6 +75,7 @@ func (p *Policy) ReadOnlyDirs() []string { return slices.Clone(p.readOnlyDirs) }
 func (p *Policy) clone() *Policy {
 	c := *p
 	c.pathReadOnly = slices.Clone(p.pathReadOnly)
+	c.pathDeny = slices.Clone(p.pathDeny)
 	return &c
 }
 
@@ -84,17 +85,52 @@ func (p *Policy) clone() *Policy {
 // compile (absolute, leaving the workspace, malformed) makes the whole
 // workspace read-only in the copy: a mistake never yields a weaker policy.
 func (p *Policy) WithReadOnly(globs ...string) *Policy {
+	return p.WithReadOnlyAs("read_only (added)", globs...)
+}
+
+// WithReadOnlyAs is WithReadOnly with the rules listed under why (it
+// names them in decisions: "Trio's control files").
+func (p *Policy) WithReadOnlyAs(why string, globs ...string) *Policy {
 	c := p.clone()
+	c.pathReadOnly = append(c.pathReadOnly, addedRules(why, "read-only", globs)...)
+	return c
+}
+
+// WithDeniedAs returns a copy in which the given workspace path globs are
+// denied as well, for reading and writing, listed under why in decisions
+// (the run folder inside the workspace, for example). Like WithReadOnly,
+// a glob that does not compile denies the whole workspace in the copy.
+func (p *Policy) WithDeniedAs(why string, globs ...string) *Policy {
+	c := p.clone()
+	c.pathDeny = append(c.pathDeny, addedRules(why, "denied", globs)...)
+	return c
+}
+
+func addedRules(list, what string, globs []string) []pathRule {
+	var out []pathRule
 	for _, src := range globs {
-		r := rule{list: "read_only (added)", src: src}
+		r := rule{list: list, src: src}
 		g, err := compilePathGlob(path.Clean(src))
 		if err != nil {
-			r.src = fmt.Sprintf("%s (invalid: %v; whole workspace read-only)", src, err)
+			r.src = fmt.Sprintf("%s (invalid: %v; whole workspace %s)", src, err, what)
 			g, _ = compilePathGlob("**")
 		}
-		c.pathReadOnly = append(c.pathReadOnly, pathRule{rule: r, g: g})
+		out = append(out, pathRule{rule: r, g: g})
 	}
-	return c
+	return out
+}
+
+// QuoteGlob is a path glob that matches exactly the path p: the glob
+// metacharacters in it are escaped.
+func QuoteGlob(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		if strings.ContainsRune(`\*?[`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // WithUnattended returns a copy in unattended mode.
@@ -117,7 +153,7 @@ func (p *Policy) CheckPath(rel string, a Access) Decision {
 	}
 	if r, ok := p.deniedPath(clean); ok {
 		return Decision{Verdict: Deny, Rule: r.String(),
-			Reason: fmt.Sprintf("%s of %q is denied by paths.deny %q", a, clean, r.src)}
+			Reason: fmt.Sprintf("%s of %q is denied by %s %q", a, clean, r.list, r.src)}
 	}
 	if a == Write {
 		for _, r := range p.pathReadOnly {

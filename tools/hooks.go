@@ -3,15 +3,22 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
@@ -57,9 +64,14 @@ type HookCommand struct {
 type HookConfig struct {
 	Commands []HookCommand
 	// Dir is the working folder of hook commands: the folder of the
-	// configuration file that declared them, never the workspace, so a
-	// model that writes ./guard.sh into the workspace cannot replace a
-	// hook. Empty: the current folder.
+	// configuration file that declared them. Empty: the current folder.
+	// When it lies inside a run's workspace, a hook runs there only if
+	// its command names a file there (its script), pinned by SHA-256 when
+	// the hooks were made and checked before every run of the hook: a
+	// changed script is not run (a PreToolUse hook then blocks the call).
+	// A hook that names no such file runs in an empty folder of its own
+	// instead, so that nothing the Worker wrote is read as part of it.
+	// The run makes the named files read-only (see agent.WithHooks).
 	Dir string
 	// Env adds KEY=VALUE entries to the hooks' environment, which is
 	// otherwise the sandbox's allow-listed base (sandbox.BaseEnv, with
@@ -85,12 +97,26 @@ type Hooks struct {
 type hook struct {
 	HookCommand
 	match *regexp.Regexp // nil matches everything
+	// files are the files the command names, hashed when the hooks were
+	// made.
+	files []pinnedFile
 }
+
+// pinnedFile is a file and its SHA-256 (hex) at one moment.
+type pinnedFile struct{ path, sum string }
 
 // NewHooks checks cfg: an unknown event, an empty command, a bad matcher
 // or a negative timeout is an error naming the hook.
 func NewHooks(cfg HookConfig) (*Hooks, error) {
-	h := &Hooks{dir: cfg.Dir, env: append([]string(nil), cfg.Env...)}
+	dir := cfg.Dir
+	if dir == "" {
+		dir = "."
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tools: hooks folder: %w", err)
+	}
+	h := &Hooks{dir: dir, env: append([]string(nil), cfg.Env...)}
 	for i, c := range cfg.Commands {
 		switch c.Event {
 		case HookPreToolUse, HookPostToolUse, HookStop:
@@ -114,6 +140,13 @@ func NewHooks(cfg HookConfig) (*Hooks, error) {
 			}
 			hk.match = re
 		}
+		for _, f := range CommandFiles(dir, c.Command) {
+			sum, err := FileSHA256(f)
+			if err != nil {
+				return nil, fmt.Errorf("tools: hook %d (%s): %w", i+1, c.Event, err)
+			}
+			hk.files = append(hk.files, pinnedFile{path: f, sum: sum})
+		}
 		h.commands = append(h.commands, hk)
 	}
 	return h, nil
@@ -126,6 +159,22 @@ func (h *Hooks) ForRun(runID, workspace string, observe func(HookRecord)) *Hooks
 	cp := *h
 	cp.runID, cp.workspace, cp.observe = runID, workspace, observe
 	return &cp
+}
+
+// Files are the files the hook commands name (their scripts), absolute
+// and sorted: what a run makes read-only when it lies in its workspace.
+func (h *Hooks) Files() []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	for _, hk := range h.commands {
+		for _, f := range hk.files {
+			out = append(out, f.path)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Len is the number of hook commands.
@@ -151,7 +200,11 @@ type HookRecord struct {
 	Blocked bool `json:"blocked,omitempty"`
 	Ask     bool `json:"ask,omitempty"`
 	// Reason is the hook's reason (its JSON reason, or stderr on exit 2).
-	Reason   string        `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Note says where the hook ran when that was not its folder (an
+	// empty folder, since its folder is inside the workspace and the
+	// command names no pinned script there).
+	Note     string        `json:"note,omitempty"`
 	TimedOut bool          `json:"timed_out,omitempty"`
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"-"`
@@ -280,10 +333,22 @@ func (h *Hooks) run(ctx context.Context, hk hook, in hookInput) HookRecord {
 		h.emit(rec)
 		return rec
 	}
+	dir, note, err := h.workDir(hk)
+	if err != nil {
+		rec.ExitCode, rec.Error = -1, err.Error()
+		rec.Blocked = hk.Event == HookPreToolUse
+		rec.Reason = "the hook was not run: " + err.Error()
+		h.emit(rec)
+		return rec
+	}
+	if note != "" {
+		rec.Note = note
+		defer os.RemoveAll(dir)
+	}
 	cctx, cancel := context.WithTimeout(ctx, hk.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", hk.Command)
-	cmd.Dir = h.dir
+	cmd.Dir = dir
 	cmd.Env = h.environ(hk.Event)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr limitedBuffer
@@ -400,3 +465,160 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *limitedBuffer) String() string { return b.buf.String() }
+
+// workDir is the folder hk runs in: the hooks' folder, unless it lies
+// inside the run's workspace. Then the command must name a file there,
+// unchanged since the hooks were made (an error otherwise names it); a
+// command that names none runs in a new empty folder, which the caller
+// removes (note says so).
+func (h *Hooks) workDir(hk hook) (dir, note string, err error) {
+	if h.workspace == "" {
+		return h.dir, "", nil
+	}
+	if _, in := RelInside(h.workspace, h.dir); !in {
+		return h.dir, "", nil
+	}
+	pinned := 0
+	for _, f := range hk.files {
+		if _, in := RelInside(h.workspace, f.path); !in {
+			continue
+		}
+		pinned++
+		sum, err := FileSHA256(f.path)
+		if err != nil {
+			return "", "", fmt.Errorf("its script %s cannot be read now: %w", f.path, err)
+		}
+		if sum != f.sum {
+			return "", "", fmt.Errorf("its script %s changed since the session started (sha256 %s, pinned %s)", f.path, short(sum), short(f.sum))
+		}
+	}
+	if pinned > 0 {
+		return h.dir, "", nil
+	}
+	empty, err := os.MkdirTemp("", "trio-hook-")
+	if err != nil {
+		return "", "", fmt.Errorf("an empty working folder: %w", err)
+	}
+	return empty, fmt.Sprintf("ran in an empty folder: its folder %s is inside the workspace and the command names no script there to pin", h.dir), nil
+}
+
+func short(sum string) string { return sum[:min(12, len(sum))] }
+
+// FileSHA256 is the hex SHA-256 of the file at path (symlinks followed).
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	hs := sha256.New()
+	if _, err := io.Copy(hs, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(hs.Sum(nil)), nil
+}
+
+// CommandFiles are the files a shell command line names: each literal
+// word of it that is, relative to dir or absolute, an existing regular
+// file (symlinks followed), as a clean absolute path. A line that does
+// not parse names none.
+func CommandFiles(dir, line string) []string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(line), "")
+	if err != nil {
+		return nil
+	}
+	var words []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok {
+			if lit, ok := literalWord(w); ok {
+				words = append(words, lit)
+			}
+			return false
+		}
+		return true
+	})
+	return NamedFiles(dir, words)
+}
+
+// literalWord is w's value when no expansion is in it.
+func literalWord(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// NamedFiles are the words (an argv) that name existing regular files,
+// relative to dir or absolute, as clean absolute paths, sorted, once each.
+// Options ("-x", "--name") are not files.
+func NamedFiles(dir string, words []string) []string {
+	var out []string
+	for _, w := range words {
+		if w == "" || strings.HasPrefix(w, "-") {
+			continue
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// RelInside reports whether p names an entry inside the folder dir (or
+// dir itself) and returns its slash-separated path relative to dir. Both
+// are compared with dir's symlinks resolved and p's folder's resolved,
+// never p's own last element: a symlink named p inside dir is inside,
+// wherever it points.
+func RelInside(dir, p string) (string, bool) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", false
+	}
+	parent, base := filepath.Dir(a), filepath.Base(a)
+	if r, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = r
+	}
+	if a == filepath.Dir(a) { // the root
+		parent, base = a, ""
+	}
+	full := filepath.Join(parent, base)
+	if r, err := filepath.EvalSymlinks(full); err == nil && r == d {
+		full = d // dir itself, through a link
+	}
+	rel, err := filepath.Rel(d, full)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}

@@ -76,6 +76,8 @@ type runFlags struct {
 	withDesigned bool
 	// reuse is --reuse-workspace: build on files another run left.
 	reuse bool
+	// trust is --trust-config: accept changed control files.
+	trust bool
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -93,6 +95,7 @@ func (f *runFlags) checkSandbox() error {
 }
 
 func (f *runFlags) sandboxFlag(cmd *cobra.Command) {
+	f.trustFlag(cmd)
 	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, userns (no root needed), local (no isolation) or auto: containerd, else userns, else local after a yes (default: sandbox.kind of trio.yaml, else auto)")
 }
 
@@ -424,6 +427,17 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	}
 	rec.Policy = abs(polPath)
 	prog := newProgress(io.err, io.out, f.quiet, f.json)
+	// Before anything they name is loaded or started (control.go).
+	control := controlFiles(cfg, polPath)
+	ws := pinWorkspace(f, pol.Workspace())
+	if resumeDir != "" {
+		if st, err := agent.Inspect(resumeDir); err == nil {
+			ws = st.Workspace
+		}
+	}
+	if err := pinControl(ws, control, f.trust, prog); err != nil {
+		return err
+	}
 
 	// Ctrl-C (or SIGTERM) cancels the run, which checkpoints and stops; a
 	// second Ctrl-C kills the process the usual way.
@@ -438,7 +452,7 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	defer flushTelemetry(tel, prog)
 	opts := append(agentOptions(cfg, workerModelName(cfg)),
 		agent.WithPolicy(pol), agent.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)),
-		agent.WithObserver(prog.event), agent.WithObserver(tel.Observe))
+		agent.WithObserver(prog.event), agent.WithObserver(tel.Observe), agent.WithControlFiles(control...))
 	var asker policy.Confirmer
 	if cf := confirmerFor(io, pol, polPath != "", prog); cf != nil {
 		defer cf.Close()

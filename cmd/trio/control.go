@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/tools"
+)
+
+// controlFiles are the files this command loads as configuration or runs
+// on the host: the configuration file (./trio.yaml when none was loaded,
+// since a later session would load it), the policy file, the files the
+// hook commands name and those of MCP servers started on the host.
+func controlFiles(cfg *config.File, polPath string) []string {
+	cfgPath := cfg.Path
+	if cfgPath == "" {
+		cfgPath = "trio.yaml"
+	}
+	files := []string{abs(cfgPath)}
+	if polPath != "" {
+		files = append(files, abs(polPath))
+	}
+	dir := abs(configDir(cfg))
+	for _, h := range hookCommands(cfg.Hooks) {
+		files = append(files, tools.CommandFiles(dir, h.Command)...)
+	}
+	for _, name := range cfg.MCP.ServerNames() {
+		if s := cfg.MCP.Servers[name]; s.Host && s.Command != "" {
+			files = append(files, tools.NamedFiles(dir, append([]string{s.Command}, s.Args...))...)
+		}
+	}
+	return files
+}
+
+// pinControl pins the control files that lie in the workspace ws ("" for
+// a new folder, which holds none) before anything they name is loaded or
+// started; a file changed since the last session there stops the command
+// (exit 3) unless the person passed --trust-config.
+func pinControl(ws string, files []string, trust bool, prog *progress) error {
+	if ws == "" {
+		return nil
+	}
+	pinned, err := agent.PinControlFiles(ws, files, trust)
+	var ce *agent.ControlChangedError
+	switch {
+	case errors.As(err, &ce):
+		return configError(fmt.Errorf("%w\n  Check the file; if the change is yours, run again with --trust-config", err))
+	case err != nil:
+		return configError(err)
+	}
+	if trust && len(pinned) > 0 {
+		prog.printf("trio: --trust-config: pinned the control files in the workspace as they are now\n")
+	}
+	return nil
+}
+
+// pinWorkspace is the workspace a session will use, when it is known
+// before the run starts: --workspace, else the policy's, else "" (a new
+// folder in the run folder).
+func pinWorkspace(f *runFlags, policyWS string) string {
+	switch {
+	case f.workspace != "":
+		return abs(f.workspace)
+	case policyWS != "" && policyWS != ".":
+		return abs(policyWS)
+	}
+	return ""
+}
+
+// trustFlag adds --trust-config.
+func (f *runFlags) trustFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.trust, "trust-config", false, "accept control files in the workspace (trio.yaml, the policy, hook scripts) that changed since the last session there, and pin them as they are now")
+}
