@@ -33,33 +33,26 @@ const (
 	InitID = 65533
 	// DefaultPids is the pids limit when Limits.Pids is not positive, so a
 	// fork bomb is always bounded. Zero Memory and CPUs mean no limit.
-	DefaultPids = 1024
+	DefaultPids = sandbox.DefaultPids
 )
 
 // Paths inside the container.
 const (
-	WorkspaceDir = "/workspace"
-	HomeDir      = "/home/trio"
-	CacheDir     = "/cache"
-	ModCacheDir  = "/go/pkg/mod"
+	WorkspaceDir = sandbox.WorkspaceDir
+	HomeDir      = sandbox.HomeDir
+	CacheDir     = sandbox.CacheDir
+	ModCacheDir  = sandbox.ModCacheDir
 )
 
 // DefaultToolchainDirs are the host folders bound read-only in mode "host".
 // A folder that is a symlink on the host (merged /usr: /bin -> usr/bin) is
 // recreated as the same symlink; a missing one is skipped. /root, /home,
 // /var, /run and /proc of the host are never bound.
-var DefaultToolchainDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+var DefaultToolchainDirs = sandbox.DefaultToolchainDirs
 
 // DefaultEtcFiles are the files and folders of the host's /etc bound
-// read-only in mode "host": what dynamic linking, users, certificates and
-// locale need, and nothing that holds host configuration secrets.
-var DefaultEtcFiles = []string{
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki",
-	"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/mime.types",
-	"/etc/protocols", "/etc/services", "/etc/python3", "/etc/python3.11",
-	"/etc/perl", "/etc/gitconfig", "/etc/inputrc",
-}
+// read-only in mode "host" (sandbox.DefaultEtcFiles).
+var DefaultEtcFiles = sandbox.DefaultEtcFiles
 
 // Config says how to reach containerd and what the run's container is.
 type Config struct {

@@ -8,24 +8,23 @@ import (
 	"path/filepath"
 
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/containerd"
 )
 
 // Kind is the sandbox kind users name (Info.Kind, --sandbox userns).
 const Kind = "userns"
 
-// Paths inside the sandbox. They are the containerd sandbox's, so that a
+// Paths inside the sandbox. They are every isolating kind's (see sandbox.WorkspaceDir), so that a
 // model's commands and a policy's read-only folders mean the same in both.
 const (
-	WorkspaceDir = containerd.WorkspaceDir
-	HomeDir      = containerd.HomeDir
-	CacheDir     = containerd.CacheDir
-	ModCacheDir  = containerd.ModCacheDir
+	WorkspaceDir = sandbox.WorkspaceDir
+	HomeDir      = sandbox.HomeDir
+	CacheDir     = sandbox.CacheDir
+	ModCacheDir  = sandbox.ModCacheDir
 )
 
 // DefaultPids is the RLIMIT_NPROC when Limits.Pids is not positive, so a
 // fork bomb is always bounded.
-const DefaultPids = containerd.DefaultPids
+const DefaultPids = sandbox.DefaultPids
 
 // Config describes one run's sandbox.
 type Config struct {
@@ -42,10 +41,10 @@ type Config struct {
 	PathRules sandbox.PathRules
 	// Bwrap is the bubblewrap executable; default "bwrap" on $PATH.
 	Bwrap string
-	// ToolchainDirs replace containerd.DefaultToolchainDirs: host folders
+	// ToolchainDirs replace sandbox.DefaultToolchainDirs: host folders
 	// bound read-only at the same path (a symlink is recreated as one).
 	ToolchainDirs []string
-	// EtcFiles replace containerd.DefaultEtcFiles: host /etc entries bound
+	// EtcFiles replace sandbox.DefaultEtcFiles: host /etc entries bound
 	// read-only; passwd, group, hosts, hostname and an empty resolv.conf
 	// are generated.
 	EtcFiles []string
@@ -101,10 +100,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.WarmCache = sandbox.DefaultWarmCache()
 	}
 	if c.ToolchainDirs == nil {
-		c.ToolchainDirs = containerd.DefaultToolchainDirs
+		c.ToolchainDirs = sandbox.DefaultToolchainDirs
 	}
 	if c.EtcFiles == nil {
-		c.EtcFiles = containerd.DefaultEtcFiles
+		c.EtcFiles = sandbox.DefaultEtcFiles
 	}
 	if c.ModCache == "" {
 		c.ModCache = "none"

@@ -12,8 +12,8 @@
 //     (--disable-userns); no capabilities (also when trio runs as root);
 //     a new session, so it cannot push input into trio's terminal;
 //   - a root that is an empty tmpfs holding: the host toolchain folders
-//     read-only (containerd.DefaultToolchainDirs) and the curated /etc list
-//     (containerd.DefaultEtcFiles), with passwd, group, hosts, hostname and
+//     read-only (sandbox.DefaultToolchainDirs) and the curated /etc list
+//     (sandbox.DefaultEtcFiles), with passwd, group, hosts, hostname and
 //     an empty resolv.conf generated; a new /proc and a minimal /dev;
 //     private tmpfs /tmp and HOME (/home/trio), each a quarter of the
 //     memory limit; the run's own Go build cache at /cache (GOCACHE is
