@@ -24,6 +24,7 @@ import (
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/internal/confine"
 	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
+	"github.com/trioagent/trio/sandbox/internal/syscallfilter"
 )
 
 // pipeGrace bounds the wait for a command's output after bwrap is gone.
@@ -85,7 +86,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := probe(ctx, cfg.Bwrap); err != nil {
 		return nil, err
 	}
-	filter, err := seccompProgram()
+	filter, err := syscallfilter.Program(syscallfilter.Options{})
 	if err != nil {
 		return nil, err
 	}

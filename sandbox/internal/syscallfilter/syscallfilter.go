@@ -1,8 +1,14 @@
-package userns
+// Package syscallfilter is the seccomp filter of the isolating kinds that
+// confine commands themselves (userns through bwrap, landlock in Trio's
+// helper): one deny-list, so that both refuse the same system calls. It
+// must not depend on any sandbox kind.
+package syscallfilter
 
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -44,8 +50,16 @@ var blockedSyscalls = []string{
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// seccompProgram is the filter bwrap loads (--seccomp) before it runs the
-// init helper, in the kernel's struct sock_filter layout.
+// Options add rules to the shared filter.
+type Options struct {
+	// UnixSocketsOnly makes socket(2) fail with EPERM for every address
+	// family but AF_UNIX: no network at all, loopback included, for a
+	// kind without a network namespace.
+	UnixSocketsOnly bool
+}
+
+// Program is the filter, in the kernel's struct sock_filter layout (what
+// bwrap's --seccomp reads, and what Install loads).
 //
 // Three rules around the deny-list: any system call of another
 // architecture than this binary's (int 0x80 on x86_64, which the kernel
@@ -53,7 +67,7 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID
 // through) kills the process; clone with a namespace flag fails with
 // EPERM; clone3, whose flags are behind a pointer a filter cannot read,
 // fails with ENOSYS so that libc falls back to clone.
-func seccompProgram() ([]byte, error) {
+func Program(opts Options) ([]byte, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)
@@ -67,6 +81,12 @@ func seccompProgram() ([]byte, error) {
 			}}}, Action: seccomp.ActionErrno},
 			{Names: knownSyscalls(info, []string{"clone3"}), Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
 		},
+	}
+	if opts.UnixSocketsOnly {
+		pol.Syscalls = append(pol.Syscalls, seccomp.SyscallGroup{
+			NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX},
+			}}}, Action: seccomp.ActionErrno})
 	}
 	insts, err := pol.Assemble()
 	if err != nil {
@@ -101,4 +121,25 @@ func knownSyscalls(info *arch.Info, names []string) []string {
 		}
 	}
 	return out
+}
+
+// Install loads prog (from Program) for every thread of this process
+// (SECCOMP_FILTER_FLAG_TSYNC) and everything it runs. No new privileges
+// must already be set, or the process must hold CAP_SYS_ADMIN.
+func Install(prog []byte) error {
+	if len(prog) == 0 || len(prog)%8 != 0 {
+		return fmt.Errorf("seccomp: a program of %d bytes", len(prog))
+	}
+	filters := make([]unix.SockFilter, len(prog)/8)
+	for i := range filters {
+		b := prog[8*i:]
+		filters[i] = unix.SockFilter{Code: binary.NativeEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:])}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(filters)
+	if errno != 0 {
+		return fmt.Errorf("seccomp: load filter: %w", errno)
+	}
+	return nil
 }
