@@ -293,6 +293,9 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		return nil, err
 	}
 	var healed []string
+	if st.fallback != "" {
+		healed = append(healed, st.fallback)
+	}
 	if histCut > 0 {
 		healed = append(healed, fmt.Sprintf("%s: cut %s after the %d messages the checkpoint covers (written after it, or torn)", HistoryFile, byteSize(histCut), st.HistoryLen))
 	}

@@ -85,7 +85,7 @@ func (t walTool) Decode(args json.RawMessage) (tools.Invocation, error) {
 func (r *run) criticCall(ctx context.Context, name string, args json.RawMessage, run func(context.Context) (tools.Result, error)) (tools.Result, error) {
 	key := r.criticLog.next(r.st.Checks + 1)
 	call := tools.Call{ID: key, Name: name, Arguments: args}
-	if res, ok := r.wal.recorded(key); ok {
+	if res, ok := r.wal.recorded(key, call); ok {
 		r.criticLog.note = &walNote{Key: key, Replayed: true}
 		return res, nil
 	}

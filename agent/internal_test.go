@@ -71,10 +71,15 @@ func TestWALLoad(t *testing.T) {
 		t.Errorf("cut %d bytes, want the torn line's", cut)
 	}
 	defer w2.out.close()
-	if r, ok := w2.recorded("1.0"); !ok || r.Output != "done" {
+	if r, ok := w2.recorded("1.0", c); !ok || r.Output != "done" {
 		t.Errorf("1.0: %+v %v, want the recorded result", r, ok)
 	}
-	if _, ok := w2.recorded("1.1"); ok {
+	// The same key with another call (the model asked anew after a fall
+	// back to an earlier checkpoint) is not answered from the record.
+	if _, ok := w2.recorded("1.0", tools.Call{ID: "c9", Name: "write_file", Arguments: []byte(`{"path": "other"}`)}); ok {
+		t.Error("1.0 with other arguments: answered from the record")
+	}
+	if _, ok := w2.recorded("1.1", c); ok {
 		t.Error("1.1 has only a begin: it must run again")
 	}
 

@@ -376,6 +376,7 @@ func (r *run) checkpointCursor(withCursor bool) error {
 	if cm, ok := r.rawModel.(cursorModel); ok && withCursor {
 		st.Cursor = cm.Cursor()
 	}
+	histLen := st.HistoryLen
 	if r.win != nil {
 		// The window's state and the history length are taken together,
 		// after the history is durable, so that they describe the same
@@ -388,7 +389,7 @@ func (r *run) checkpointCursor(withCursor bool) error {
 	if err != nil {
 		return fmt.Errorf("agent: encode checkpoint: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(r.dir, StateFile), b); err != nil {
+	if err := saveCheckpoint(r.dir, b, st.HistoryLen != histLen); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	return nil

@@ -200,10 +200,25 @@ type wal struct {
 	// begun are keys with a "begin" in an earlier session: a call run
 	// again under such a key without an "end" was in flight when it died.
 	begun map[string]bool
+	// calls are the tool and arguments each key began with: a recorded
+	// result answers only the same call. After a fall back to the previous
+	// checkpoint a key can come again with another call (the model asked
+	// anew), whose result the record does not hold.
+	calls map[string]string
+}
+
+// callSig is what identifies a call under its key: tool and arguments.
+func callSig(tool string, args json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, validJSON(args)) != nil {
+		b.Reset()
+		b.Write(args)
+	}
+	return tool + "\x00" + b.String()
 }
 
 func openWAL(path string) (*wal, int64, error) {
-	w := &wal{done: map[string]tools.Result{}, begun: map[string]bool{}}
+	w := &wal{done: map[string]tools.Result{}, begun: map[string]bool{}, calls: map[string]string{}}
 	cut, err := healJSONL(path)
 	if err != nil {
 		return nil, 0, err
@@ -243,6 +258,7 @@ func (w *wal) load(path string) error {
 				w.done[e.Key] = *e.Result
 			case e.Phase == "begin":
 				w.begun[e.Key] = true
+				w.calls[e.Key] = callSig(e.Tool, e.Args)
 			}
 		}
 		if err == io.EOF {
@@ -262,6 +278,7 @@ func (w *wal) ranBefore(key string) bool {
 }
 
 func (w *wal) begin(key string, c tools.Call) error {
+	w.calls[key] = callSig(c.Name, c.Arguments)
 	return w.out.write(walEntry{Phase: "begin", Key: key, CallID: c.ID, Tool: c.Name, Args: validJSON(c.Arguments), Time: time.Now().UTC()}, true)
 }
 
@@ -270,9 +287,15 @@ func (w *wal) end(key string, c tools.Call, r tools.Result) error {
 	return w.out.write(walEntry{Phase: "end", Key: key, CallID: c.ID, Tool: c.Name, Result: &r, Time: time.Now().UTC()}, true)
 }
 
-// recorded returns the result of a call that completed before a crash.
-func (w *wal) recorded(key string) (tools.Result, bool) {
+// recorded returns the result of call c that completed before a crash
+// under key.
+func (w *wal) recorded(key string, c tools.Call) (tools.Result, bool) {
 	r, ok := w.done[key]
+	if ok && w.calls[key] != callSig(c.Name, c.Arguments) {
+		delete(w.done, key) // another call under a reused key: it runs
+		delete(w.begun, key)
+		return tools.Result{}, false
+	}
 	return r, ok
 }
 

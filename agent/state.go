@@ -170,18 +170,34 @@ type state struct {
 
 	Reason StopReason `json:"reason,omitempty"`
 	Detail string     `json:"detail,omitempty"`
+
+	// fallback, when set, says why this is the previous checkpoint
+	// (state.json.prev): for the trace of the session that resumes it.
+	fallback string
 }
 
 // loadState reads the checkpoint and the history it covers, cutting off
 // history.jsonl after it: for Resume only, under the run's lock. cut is
 // how many bytes of history.jsonl were cut (messages after the checkpoint,
-// or a torn line).
+// or a torn line). A checkpoint whose history is damaged (a message it
+// counts is torn or missing) gives way to the previous checkpoint when
+// that one's history is whole; st.fallback says so.
 func loadState(dir string) (st *state, cut int64, err error) {
 	st, err = readState(dir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("resume: %w", err)
 	}
-	hist, cut, err := loadHistory(filepath.Join(dir, HistoryFile), st.HistoryLen)
+	path := filepath.Join(dir, HistoryFile)
+	hist, cut, err := loadHistory(path, st.HistoryLen)
+	if err != nil && st.fallback == "" {
+		prev, perr := readStateFile(dir, filepath.Join(dir, StatePrevFile))
+		if perr == nil && prev.HistoryLen < st.HistoryLen {
+			if h, c, herr := loadHistory(path, prev.HistoryLen); herr == nil {
+				prev.fallback = fmt.Sprintf("%s: %v; resumed from the previous checkpoint, %s (%d messages)", StateFile, err, StatePrevFile, prev.HistoryLen)
+				st, hist, cut, err = prev, h, c, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("resume: %w", invalidInput(err))
 	}
@@ -189,7 +205,6 @@ func loadState(dir string) (st *state, cut int64, err error) {
 	return st, cut, nil
 }
 
-// knownPhase reports whether this build knows how to continue from p.
 func knownPhase(p phase) bool {
 	switch p {
 	case phasePlan, phaseDesignTests, phaseBuild, phaseCheck, phaseRepair, phaseTestRepair, phaseDone:
@@ -218,9 +233,49 @@ func goalSum(goal string) string {
 // is safe on a run that is still going.
 func readState(dir string) (*state, error) {
 	path := filepath.Join(dir, StateFile)
+	st, err := readStateFile(dir, path)
+	if err == nil || !errors.Is(err, ErrInvalidInput) && !errors.Is(err, ErrNoRun) {
+		return st, err
+	}
+	// A damaged or missing state.json: the previous checkpoint, if whole.
+	prev, perr := readStateFile(dir, filepath.Join(dir, StatePrevFile))
+	if perr != nil {
+		return nil, err
+	}
+	prev.fallback = fmt.Sprintf("%v; resumed from the previous checkpoint, %s", err, StatePrevFile)
+	return prev, nil
+}
+
+// StatePrevFile is the checkpoint before the latest one, kept so that a
+// damaged state.json is not the end of a run.
+const StatePrevFile = "state.json.prev"
+
+// saveCheckpoint writes b as the run's checkpoint. The one it replaces
+// becomes state.json.prev when the history length changes (newHist), or
+// when there is none yet: the previous checkpoint then covers fewer
+// messages, so that it can stand in both for a damaged state.json and for
+// a checkpoint whose last messages were torn from history.jsonl. The old
+// checkpoint is linked, never copied or moved, so that state.json exists
+// whenever the process dies.
+func saveCheckpoint(dir string, b []byte, newHist bool) error {
+	cur, prev := filepath.Join(dir, StateFile), filepath.Join(dir, StatePrevFile)
+	if _, err := os.Stat(prev); newHist || err != nil {
+		tmp := filepath.Join(dir, "."+StatePrevFile+".tmp") // sweepTemps removes it
+		os.Remove(tmp)
+		if err := os.Link(cur, tmp); err == nil {
+			if err := os.Rename(tmp, prev); err != nil {
+				os.Remove(tmp)
+			}
+		}
+	}
+	return writeFileAtomic(cur, b)
+}
+
+// readStateFile reads one checkpoint file of the run folder dir.
+func readStateFile(dir, path string) (*state, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no %s: %w", dir, StateFile, ErrNoRun)
+		return nil, fmt.Errorf("%s: no %s: %w", dir, filepath.Base(path), ErrNoRun)
 	}
 	if err != nil {
 		return nil, invalidInput(err)

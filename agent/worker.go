@@ -169,7 +169,7 @@ func (r *run) runPending(ctx context.Context) error {
 		tc := msg.ToolCalls[i]
 		key := fmt.Sprintf("%d.%d", st.PendingTurn, i)
 		call := tools.Call{ID: tc.ID, Name: tc.Name, Arguments: json.RawMessage(tc.Arguments)}
-		res, replayed := r.wal.recorded(key)
+		res, replayed := r.wal.recorded(key, call)
 		start := time.Now()
 		decision := "replayed"
 		r.lastRecord = nil

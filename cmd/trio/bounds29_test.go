@@ -113,3 +113,78 @@ func TestLocksHoldWithoutLockFiles(t *testing.T) {
 		t.Errorf("runs %v: the refused run left a folder", ids)
 	}
 }
+
+// A checkpoint cut in half, or a history whose last counted message is
+// torn, does not end a run: resume falls back to the previous checkpoint
+// (state.json.prev), says so in the trace, cuts the records to match, and
+// the run completes with every write done once.
+func TestDamagedCheckpointFallsBack(t *testing.T) {
+	t.Parallel()
+	for name, damage := range map[string]func(t *testing.T, runDir string){
+		"state.json cut in half": func(t *testing.T, runDir string) {
+			p := filepath.Join(runDir, agent.StateFile)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(p, b[:len(b)/2], 0o644)
+		},
+		"last history record torn": func(t *testing.T, runDir string) {
+			p := filepath.Join(runDir, agent.HistoryFile)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+			last := lines[len(lines)-1]
+			os.WriteFile(p, []byte(strings.Join(lines[:len(lines)-1], "")+last[:len(last)/2]), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			script, runs := filepath.Join(dir, "script.yaml"), filepath.Join(dir, "runs")
+			os.WriteFile(script, []byte(filesScript), 0o644)
+			env := cleanEnv(envScript + "=" + script)
+			first := startTrio(t, dir, env, "run", "--goal", "Write the files.", "--sandbox", "local", "--runs-dir", runs, "--workspace", "ws")
+			first.until(t, agent.EventToolCall)
+			first.until(t, agent.EventToolCall)
+			first.cmd.Process.Signal(syscall.SIGINT)
+			if code := first.wait(); code != exitInterrupted {
+				t.Fatalf("interrupted run: exit %d\n%s", code, first.stderr)
+			}
+			ids, _ := os.ReadDir(runs)
+			if len(ids) != 1 {
+				t.Fatalf("runs: %v", ids)
+			}
+			runDir := filepath.Join(runs, ids[0].Name())
+			if _, err := os.Stat(filepath.Join(runDir, "state.json.prev")); err != nil {
+				t.Fatalf("no previous checkpoint kept: %v", err)
+			}
+			damage(t, runDir)
+			r := trio(t, dir, env, "resume", runDir)
+			if r.code != exitOK {
+				t.Fatalf("resume: exit %d, want 0\n%s", r.code, r.stderr)
+			}
+			trace, _ := os.ReadFile(filepath.Join(runDir, agent.TraceFile))
+			var note string
+			for _, l := range strings.Split(string(trace), "\n") {
+				if strings.Contains(l, `"kind":"healed"`) && strings.Contains(l, "state.json.prev") {
+					note = l
+				}
+			}
+			if note == "" {
+				t.Errorf("no healed note naming state.json.prev in the trace; stderr:\n%s", r.stderr)
+			}
+			w := writes(t, runDir)
+			for path, n := range w {
+				if n != 1 {
+					t.Errorf("the audit shows %s written %d times", path, n)
+				}
+			}
+			if len(w) != 3 {
+				t.Errorf("%d files written, want 3", len(w))
+			}
+		})
+	}
+}
