@@ -211,6 +211,10 @@ func openWorkspace(ws, runID string) (*fileLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	if err := checkWritable(ws, "workspace"); err != nil {
+		l.release()
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -245,6 +249,9 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		return nil, fmt.Errorf("resume: %w", err)
 	}
 	defer runLock.release()
+	if err := checkWritable(runDir, "run folder"); err != nil {
+		return nil, err
+	}
 	sweepTemps(runDir)
 	st, histCut, err := loadState(runDir)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -186,5 +187,53 @@ func TestDamagedCheckpointFallsBack(t *testing.T) {
 				t.Errorf("%d files written, want 3", len(w))
 			}
 		})
+	}
+}
+
+// A workspace the user cannot write is found before the first model call:
+// exit 3 naming it, no request reaches the endpoint, no run folder is
+// left. (Run as nobody: root writes anywhere.)
+func TestUnwritableWorkspaceBeforeModel(t *testing.T) {
+	t.Parallel()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and no setpriv: %v", err)
+		}
+		t.Skipf("no setpriv: %v", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "trio-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	srv := llmtest.NewServer(t)
+	env := endpointConfig(t, dir, srv, "")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "trio"), b, 0o755)
+	ws := filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o755) // root's: nobody cannot write it
+	os.WriteFile(filepath.Join(ws, "existing.txt"), []byte("mine\n"), 0o644)
+	for _, p := range []string{dir, filepath.Join(dir, "trio"), filepath.Join(dir, "trio.yaml")} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(dir, 0o755)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", filepath.Join(dir, "trio"),
+		"run", "--config", "trio.yaml", "--goal", "x", "--sandbox", "local", "--runs-dir", "runs", "--workspace", "ws")
+	cmd.Dir, cmd.Env = dir, append(env, "HOME="+dir)
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitConfig || !strings.Contains(string(out), "the workspace "+ws+" is not writable") {
+		t.Errorf("exit %d, want 3 naming the workspace:\n%s", code, out)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model requests before the workspace was found unwritable, want 0", n)
+	}
+	if ids, _ := os.ReadDir(filepath.Join(dir, "runs")); len(ids) != 0 {
+		t.Errorf("run folders left: %v", ids)
 	}
 }
