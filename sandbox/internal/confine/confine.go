@@ -84,12 +84,26 @@ func init() {
 	if len(os.Args) > 3 && os.Args[0] == Path && os.Args[1] == Flag {
 		os.Exit(runInit(os.Args[2], os.Args[3:]))
 	}
+	if len(os.Args) > 3 && os.Args[0] == LandlockArg0 {
+		switch os.Args[1] {
+		case LandlockFlag:
+			os.Exit(runSupervisor(os.Args[2], os.Args[3:]))
+		case LandlockExecFlag:
+			os.Exit(runLandlockExec(os.Args[2], os.Args[3:]))
+		}
+	}
 	if len(os.Args) > 1 && os.Args[0] == NestPath {
 		os.Exit(runNest(os.Args[1:]))
 	}
 	// The go command's cache program (GOCACHEPROG), started by go
 	// inside the sandbox with gocacheprog.Prog's command line.
 	gocacheprog.Main(Path)
+	// The landlock kind names this executable by its host path.
+	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Flag {
+		if exe, err := os.Executable(); err == nil {
+			gocacheprog.Main(exe)
+		}
+	}
 	// Started from Path any other way, the program does not run: in the
 	// containerd kind commands may execute the helper (not read it), and
 	// must not reach the program's own main, which may hold an

@@ -1,0 +1,668 @@
+package landlock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/confine"
+	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
+)
+
+// Kind is the sandbox kind users name (Info.Kind, --sandbox landlock).
+const Kind = "landlock"
+
+var (
+	// ErrUnavailable means this kernel has no Landlock (or this process
+	// may not use it). The message says what to do instead.
+	ErrUnavailable = errors.New("landlock sandbox unavailable")
+	// ErrDeniedPath means the workspace holds a path the policy denies
+	// (paths.deny): Landlock only grants access, so this kind cannot hide
+	// it from commands, and refuses to run them there.
+	ErrDeniedPath = errors.New("the landlock sandbox cannot hide a denied path")
+	// ErrConfig means the Config is unusable.
+	ErrConfig = errors.New("invalid sandbox config")
+)
+
+// Config describes one run's sandbox.
+type Config struct {
+	// Workspace is the host folder commands run in and may write.
+	// Required.
+	Workspace string
+	// Limits bound each command (see the package documentation).
+	Limits sandbox.Limits
+	// PathRules say which workspace paths commands may not see or change;
+	// planned again before every Exec. Nil: the whole workspace is
+	// writable.
+	PathRules sandbox.PathRules
+	// ToolchainDirs replace sandbox.DefaultToolchainDirs: host folders
+	// commands may read and execute.
+	ToolchainDirs []string
+	// EtcFiles replace sandbox.DefaultEtcFiles: host /etc entries
+	// commands may read (passwd, group and hosts are added).
+	EtcFiles []string
+	// ModCache is the host Go module cache, readable. Default:
+	// sandbox.HostModCache() when it exists; "none" grants nothing.
+	ModCache string
+	// StateDir is where the sandbox's HOME, TMPDIR and build cache are
+	// made; default os.TempDir().
+	StateDir string
+	// WarmCache is the folder of Trio's trusted warm build caches (see
+	// sandbox.DefaultWarmCache); "none" uses none.
+	WarmCache string
+	// Progress, when set, is told about slow steps.
+	Progress func(msg string)
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Workspace == "" {
+		return c, fmt.Errorf("%w: Workspace is required", ErrConfig)
+	}
+	ws, err := filepath.Abs(c.Workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%w: Workspace %s: %w", ErrConfig, c.Workspace, err)
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return c, fmt.Errorf("%w: Workspace %s is not a directory", ErrConfig, c.Workspace)
+	}
+	c.Workspace = ws
+	if c.ToolchainDirs == nil {
+		c.ToolchainDirs = sandbox.DefaultToolchainDirs
+	}
+	if c.EtcFiles == nil {
+		c.EtcFiles = sandbox.DefaultEtcFiles
+	}
+	if c.ModCache == "" {
+		c.ModCache = "none"
+		if mc := sandbox.HostModCache(); mc != "" {
+			if st, err := os.Stat(mc); err == nil && st.IsDir() {
+				c.ModCache = mc
+			}
+		}
+	}
+	if c.StateDir == "" {
+		c.StateDir = os.TempDir()
+	}
+	if c.WarmCache == "" {
+		c.WarmCache = sandbox.DefaultWarmCache()
+	}
+	if c.PathRules == nil {
+		c.PathRules = func(string) sandbox.Access { return sandbox.Writable }
+	}
+	if err := sandbox.OutsideWorkspace(c.Workspace, sandbox.Folder{Name: "Go module cache (ModCache)", Path: c.ModCache},
+		sandbox.Folder{Name: "state folder (StateDir, $TMPDIR)", Path: c.StateDir},
+		sandbox.Folder{Name: "warm build cache (WarmCache, $TRIO_WARM_CACHE)", Path: c.WarmCache}); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	// The workspace must hold no folder a command may only read (the
+	// toolchain): granting the workspace would grant it write.
+	return c, nil
+}
+
+// Available reports whether this machine can run the sandbox: the kernel
+// has Landlock, and a command confined by the helper runs. The error
+// wraps ErrUnavailable.
+func Available(ctx context.Context) error {
+	if abi := confine.ABI(); abi < confine.LandlockABIMin {
+		return fmt.Errorf("%w: this kernel has no Landlock (Linux 5.13 or later with landlock among the lsm= modules); "+
+			"start containerd, install bubblewrap for the userns sandbox, or choose the local sandbox kind, which runs commands without isolation", ErrUnavailable)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	spec, _ := json.Marshal(confine.LandlockSpec{Read: sandbox.DefaultToolchainDirs, NoNetwork: true})
+	var stderr bytes.Buffer
+	c := exec.CommandContext(ctx, "/proc/self/exe", confine.LandlockFlag, string(spec), "--", "true")
+	c.Args[0] = confine.LandlockArg0
+	c.Env, c.Dir, c.Stderr = []string{"PATH=" + sandbox.DefaultPath}, "/", &stderr
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%w: a command confined with Landlock and seccomp did not run here (%v: %s); "+
+			"start containerd, install bubblewrap for the userns sandbox, or choose the local sandbox kind, which runs commands without isolation",
+			ErrUnavailable, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// Sandbox runs each command of one run confined by Landlock and seccomp
+// through Trio's helper. It needs no root, no namespaces and nothing
+// installed. Exec calls are serialised.
+type Sandbox struct {
+	cfg      Config
+	stateDir string
+	home     string
+	tmp      string
+	cache    string
+	exe      string // this executable's path, for the go command's cache program; "" without one
+	base     string // the warm build cache, "" without one
+	env      []string
+	abi      int
+	diskBase int64
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ sandbox.Sandbox = (*Sandbox)(nil)
+
+// New checks that this machine can run the sandbox (see Available) and
+// that the workspace holds no path the rules hide (see ErrDeniedPath),
+// and prepares the sandbox's own folders. Nothing runs until Exec.
+func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckWorkspace(cfg.Workspace, cfg.PathRules); err != nil {
+		return nil, err
+	}
+	if err := Available(ctx); err != nil {
+		return nil, err
+	}
+	s := &Sandbox{cfg: cfg, abi: confine.ABI()}
+	defer func() {
+		if retErr != nil {
+			s.removeState()
+		}
+	}()
+	removeLeftovers(cfg.StateDir)
+	if s.stateDir, err = os.MkdirTemp(cfg.StateDir, statePrefix); err != nil {
+		return nil, fmt.Errorf("landlock sandbox: state folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.stateDir, ownerFile), []byte(sandbox.OwnerLabel()+"\n"), 0o444); err != nil {
+		return nil, fmt.Errorf("landlock sandbox: state: %w", err)
+	}
+	s.home, s.tmp, s.cache = filepath.Join(s.stateDir, "home"), filepath.Join(s.stateDir, "tmp"), filepath.Join(s.stateDir, "cache")
+	for _, d := range []string{s.home, s.tmp, filepath.Join(s.cache, "go-build")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("landlock sandbox: state: %w", err)
+		}
+	}
+	if exe, err := os.Executable(); err == nil && !strings.ContainsAny(exe, " \t\n") {
+		s.exe = exe
+	}
+	if err := s.seedCache(ctx); err != nil {
+		return nil, err
+	}
+	s.env = s.commandEnv()
+	if cfg.Limits.Disk > 0 {
+		s.diskBase = sandbox.DiskUsage(cfg.Workspace) + sandbox.DiskUsage(s.stateDir)
+	}
+	return s, nil
+}
+
+// CheckWorkspace returns an error wrapping ErrDeniedPath, naming the
+// first path of dir that rules hide: Landlock cannot take it out of the
+// workspace commands may read, so this kind runs nothing there.
+func CheckWorkspace(dir string, rules sandbox.PathRules) error {
+	if rules == nil {
+		return nil
+	}
+	l, err := sandbox.PlanLayout(dir, rules)
+	if err != nil {
+		return fmt.Errorf("landlock sandbox: %w", err)
+	}
+	if len(l.Hidden) > 0 {
+		return fmt.Errorf("%w: the workspace %s holds %s, which the policy denies (paths.deny); Landlock only grants access, "+
+			"so this kind cannot hide it from commands: move it out of the workspace, or use the userns or containerd kind, which hide it",
+			ErrDeniedPath, dir, l.Hidden[0].Path)
+	}
+	return nil
+}
+
+// State folders are statePrefix plus a random suffix in Config.StateDir,
+// each with an ownerFile naming the process that made it.
+const (
+	statePrefix = "trio-landlock-"
+	ownerFile   = "owner"
+)
+
+func (s *Sandbox) removeState() error {
+	if s.stateDir == "" {
+		return nil
+	}
+	return removeState(s.stateDir)
+}
+
+// removeState removes a state folder, whose cache may hold read-only
+// folders (Go's module extraction). The walk never follows a symlink.
+func removeState(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("landlock sandbox: remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// removeLeftovers removes this user's state folders whose owner process
+// died without Close (kill -9).
+func removeLeftovers(stateDir string) {
+	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
+	for _, d := range dirs {
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err == nil && sandbox.OwnerGone(string(b)) {
+			_ = removeState(d)
+		}
+	}
+}
+
+// Prune removes the state folders in stateDir ("" for os.TempDir()) that
+// this user's sandboxes left behind when their process died, and returns
+// them.
+func Prune(stateDir string) []string {
+	if stateDir == "" {
+		stateDir = os.TempDir()
+	}
+	before, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
+	removeLeftovers(stateDir)
+	var gone []string
+	for _, d := range before {
+		if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, d)
+		}
+	}
+	return gone
+}
+
+// commandEnv is the allow-listed environment of every command, with the
+// sandbox's own HOME, TMPDIR and build cache.
+func (s *Sandbox) commandEnv() []string {
+	extra := []string{"GOCACHE=" + filepath.Join(s.cache, "go-build"), "XDG_CACHE_HOME=" + s.cache,
+		"GOPATH=" + filepath.Join(s.home, "go"), "GOTELEMETRY=off"}
+	if s.base != "" {
+		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(s.exe, filepath.Join(s.cache, "go-build"), s.base))
+	}
+	if s.cfg.ModCache != "none" {
+		extra = append(extra, "GOMODCACHE="+s.cfg.ModCache)
+	}
+	if s.cfg.Limits.Network {
+		extra = append(extra, "GOPROXY=https://proxy.golang.org,direct")
+	} else {
+		extra = append(extra, "GOPROXY=off", "PIP_NO_INDEX=1")
+	}
+	return sandbox.BaseEnv("", s.home, s.tmp, extra...)
+}
+
+// Info reports an isolating sandbox whose workspace is the host folder
+// itself, and what it enforces.
+func (s *Sandbox) Info() sandbox.Info {
+	enf, not := s.enforced()
+	return sandbox.Info{Kind: Kind, Isolated: true, WorkspaceDir: s.cfg.Workspace, Enforced: enf, NotEnforced: not}
+}
+
+// enforced lists what of the Limits and of the isolation holds, and how,
+// and what does not.
+func (s *Sandbox) enforced() (yes, no []string) {
+	lim := s.cfg.Limits
+	if lim.Timeout > 0 {
+		yes = append(yes, "timeout "+lim.Timeout.String())
+	}
+	yes = append(yes, "output "+strconv.FormatInt(outputCap(lim.Output), 10)+" bytes per stream")
+	if lim.Memory > 0 {
+		yes = append(yes, "memory "+strconv.FormatInt(lim.Memory, 10)+" bytes per process (RLIMIT_DATA)")
+	} else {
+		no = append(no, "memory: no limit set")
+	}
+	if os.Geteuid() == 0 {
+		no = append(no, "pids: RLIMIT_NPROC does not bind root, and this kind has no cgroup")
+	} else {
+		yes = append(yes, "pids "+strconv.FormatInt(s.pids(), 10)+" more than this user runs (RLIMIT_NPROC, counted host-wide per user)")
+	}
+	if lim.Disk > 0 {
+		yes = append(yes, "disk "+strconv.FormatInt(lim.Disk, 10)+" bytes (RLIMIT_FSIZE per file; workspace growth and cache measured after each command)")
+	} else {
+		no = append(no, "disk: no limit set")
+	}
+	if lim.CPUs > 0 {
+		no = append(no, "cpus: needs a cgroup, which this kind does not use")
+	}
+	if lim.Network {
+		yes = append(yes, "network: the host's (Limits.Network)")
+	} else {
+		yes = append(yes, "network: none, loopback included (seccomp: AF_UNIX sockets only)")
+	}
+	ly, ln := confine.LandlockEnforces(s.abi)
+	yes, no = append(yes, ly...), append(no, ln...)
+	yes = append(yes, "seccomp: mount, namespaces, keyring, bpf, perf, ptrace, kexec and modules refused",
+		"every process of a command killed when it ends (child subreaper)", "no capabilities, also as root")
+	no = append(no, "denied paths (paths.deny) inside the workspace cannot be hidden: a workspace holding one is refused",
+		"read-only paths: the folders that hold them take no new entries and lose none",
+		"other processes are visible in /proc (not their environment or memory)")
+	return yes, no
+}
+
+func outputCap(n int64) int64 {
+	if n <= 0 {
+		return sandbox.DefaultOutput
+	}
+	return n
+}
+
+func (s *Sandbox) pids() int64 {
+	if s.cfg.Limits.Pids > 0 {
+		return s.cfg.Limits.Pids
+	}
+	return sandbox.DefaultPids
+}
+
+// Close removes the sandbox's folders; every command's processes died
+// with it. It is safe to call more than once.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.removeState()
+}
+
+// Exec runs cmd confined: the path rules planned again from the
+// workspace as it is now, Landlock, seccomp, rlimits, and every process
+// of the command killed when its main process exits, on timeout and on
+// cancellation.
+func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return sandbox.Result{}, sandbox.ErrClosed
+	}
+	if len(cmd.Argv) == 0 || cmd.Argv[0] == "" {
+		return sandbox.Result{}, sandbox.ErrEmptyCommand
+	}
+	if err := ctx.Err(); err != nil {
+		return sandbox.Result{}, fmt.Errorf("landlock sandbox: %s: %w", cmd.Argv[0], err)
+	}
+	stdout, stderr := sandbox.NewCappedBuffer(s.cfg.Limits.Output), sandbox.NewCappedBuffer(s.cfg.Limits.Output)
+	wd, err := s.workdir(cmd.Dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		fmt.Fprintf(stderr, "trio: cannot run %s: %v\n", cmd.Argv[0], err)
+		return sandbox.Result{ExitCode: 126, Stderr: stderr.String()}, nil
+	}
+	if err != nil {
+		return sandbox.Result{}, err
+	}
+	layout, err := sandbox.PlanLayout(s.cfg.Workspace, s.cfg.PathRules)
+	if err == nil {
+		err = layout.CheckSize()
+	}
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("landlock sandbox: %w", err)
+	}
+	if len(layout.Hidden) > 0 {
+		return sandbox.Result{}, CheckWorkspace(s.cfg.Workspace, s.cfg.PathRules)
+	}
+	timeout := cmd.Timeout
+	if timeout <= 0 {
+		timeout = s.cfg.Limits.Timeout
+	}
+	start := time.Now()
+	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr)
+	// What the command made that the rules hide goes (a fresh .git).
+	removed, rerr := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.PathRules, layout)
+	sandbox.NoteRemoved(stderr, removed)
+	if rerr != nil && err == nil {
+		err = fmt.Errorf("landlock sandbox: after %s: %w", cmd.Argv[0], rerr)
+	}
+	res.Duration = time.Since(start)
+	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
+	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
+	return res, err
+}
+
+// workdir is the command's working folder on the host. rel must name a
+// folder of the workspace; symlinks are followed only inside it.
+func (s *Sandbox) workdir(rel string) (string, error) {
+	if rel == "" || rel == "." {
+		return s.cfg.Workspace, nil
+	}
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("landlock sandbox: dir %q: %w", rel, sandbox.ErrOutsideWorkspace)
+	}
+	root, err := os.OpenRoot(s.cfg.Workspace)
+	if err != nil {
+		return "", fmt.Errorf("landlock sandbox: %w", err)
+	}
+	defer root.Close()
+	st, err := root.Stat(rel)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("working directory %s: %w", rel, fs.ErrNotExist)
+	case err != nil:
+		return "", fmt.Errorf("landlock sandbox: dir %q: %w", rel, sandbox.ErrOutsideWorkspace)
+	case !st.IsDir():
+		return "", fmt.Errorf("working directory %s: %w", rel, syscall.ENOTDIR)
+	}
+	// A symlink inside resolved within the workspace: the kernel follows
+	// the same one, and Landlock grants only the workspace anyway.
+	real, err := filepath.EvalSymlinks(filepath.Join(s.cfg.Workspace, rel))
+	if err != nil {
+		return "", fmt.Errorf("landlock sandbox: dir %q: %w", rel, err)
+	}
+	return real, nil
+}
+
+// spec is what the helper applies for one command under layout.
+func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64) (confine.LandlockSpec, error) {
+	read := append(append([]string(nil), s.cfg.ToolchainDirs...), s.cfg.EtcFiles...)
+	read = append(read, "/etc/passwd", "/etc/group", "/etc/hosts", "/proc")
+	if s.cfg.Limits.Network {
+		read = append(read, "/etc/resolv.conf")
+	}
+	if s.cfg.ModCache != "none" {
+		read = append(read, s.cfg.ModCache)
+	}
+	if s.base != "" {
+		read = append(read, s.base)
+	}
+	spec := confine.LandlockSpec{
+		Read:      read,
+		Write:     []string{s.home, s.tmp, s.cache},
+		DevFiles:  []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
+		NoNetwork: !s.cfg.Limits.Network,
+		Rlimits:   []confine.Rlimit{{Resource: unix.RLIMIT_CORE, Value: 0}},
+	}
+	entries, err := writableEntries(s.cfg.Workspace, layout)
+	if err != nil {
+		return spec, err
+	}
+	spec.Read = append(spec.Read, s.cfg.Workspace)
+	spec.WriteEntries = entries
+	if os.Geteuid() != 0 {
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(userTasks() + s.pids())})
+	}
+	if lim := s.cfg.Limits; lim.Memory > 0 {
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
+	}
+	if diskLeft >= 0 {
+		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(diskLeft)})
+	}
+	return spec, nil
+}
+
+// writableEntries are the workspace paths commands may change: the
+// workspace itself without read-only paths; with them, every entry of the
+// folders that lead to one, except those folders and the read-only
+// entries themselves. Landlock grants a right to a whole hierarchy and
+// takes none away, so a folder that holds a read-only path is granted
+// nothing to write (no new entries, none removed) and its other entries
+// are granted one by one.
+func writableEntries(ws string, layout sandbox.Layout) ([]string, error) {
+	if len(layout.ReadOnly) == 0 {
+		return []string{ws}, nil
+	}
+	ro := map[string]bool{}
+	lead := map[string]bool{".": true}
+	for _, e := range layout.ReadOnly {
+		ro[e.Path] = true
+		for d := path.Dir(e.Path); d != "."; d = path.Dir(d) {
+			lead[d] = true
+		}
+	}
+	var out []string
+	for d := range lead {
+		ents, err := os.ReadDir(filepath.Join(ws, filepath.FromSlash(d)))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("landlock sandbox: %w", err)
+		}
+		for _, e := range ents {
+			rel := path.Join(d, e.Name())
+			if ro[rel] || lead[rel] || e.Type()&fs.ModeSymlink != 0 {
+				continue
+			}
+			out = append(out, filepath.Join(ws, filepath.FromSlash(rel)))
+		}
+	}
+	return out, nil
+}
+
+// userTasks is how many tasks this user runs now, as RLIMIT_NPROC counts
+// them (threads included): the limit is set that far above it.
+func userTasks() int64 {
+	uid := strconv.Itoa(os.Getuid())
+	procs, _ := os.ReadDir("/proc")
+	var n int64
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + p.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var mine bool
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				f := strings.Fields(v)
+				mine = len(f) > 0 && f[0] == uid
+			}
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok && mine {
+				t, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += t
+			}
+		}
+	}
+	return n
+}
+
+// stopGrace is how long the helper has to kill a command's processes
+// after SIGTERM before it is killed itself.
+const stopGrace = 5 * time.Second
+
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
+	lim := s.cfg.Limits
+	left := int64(-1)
+	if lim.Disk > 0 {
+		left = max(lim.Disk-(sandbox.DiskUsage(s.cfg.Workspace)+sandbox.DiskUsage(s.stateDir)-s.diskBase), 0)
+	}
+	spec, err := s.spec(layout, left)
+	if err != nil {
+		return sandbox.Result{}, err
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("landlock sandbox: %w", err)
+	}
+	env := sandbox.MergeEnv(s.env, cmd.Env)
+	if cmd.Check {
+		var bases []string
+		if s.base != "" {
+			bases = append(bases, s.base)
+		}
+		helper := s.exe
+		if s.base == "" {
+			helper = ""
+		}
+		env = sandbox.CheckEnv(env, helper, bases...)
+		if helper != "" {
+			// CheckEnv's fresh GOCACHE is under /tmp, which this kind
+			// does not grant: the sandbox's own TMPDIR instead.
+			env = sandbox.MergeEnv(env, []string{"GOCACHE=" + filepath.Join(s.tmp, filepath.Base(sandbox.EnvValue(env, "GOCACHE")))})
+		}
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
+		defer t.Stop()
+	}
+	c := exec.CommandContext(rctx, "/proc/self/exe", append([]string{confine.LandlockFlag, string(specJSON), "--"}, cmd.Argv...)...)
+	c.Args[0] = confine.LandlockArg0
+	c.Env, c.Dir, c.Stdout, c.Stderr = env, wd, stdout, stderr
+	// A session of its own: no terminal to push input into. SIGTERM to
+	// the helper, whose death trio's own would also cause, makes it kill
+	// every process of the command; WaitDelay bounds both that and the
+	// pipes' closing.
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	c.WaitDelay = stopGrace
+	// Pdeathsig fires when the thread that started the helper exits.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err = c.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && c.ProcessState == nil {
+		return sandbox.Result{}, fmt.Errorf("landlock sandbox: start %s: %w", cmd.Argv[0], err)
+	}
+	code := exitCode(c.ProcessState)
+	res := sandbox.Result{ExitCode: code, TimedOut: timedOut.Load()}
+	if lim.Disk > 0 && !res.TimedOut && ctx.Err() == nil {
+		used := sandbox.DiskUsage(s.cfg.Workspace) + sandbox.DiskUsage(s.stateDir) - s.diskBase
+		if code == 128+int(syscall.SIGXFSZ) || used >= lim.Disk {
+			res.DiskExceeded = true
+			fmt.Fprintf(stderr, "\ntrio: disk limit of %d bytes exceeded: the run's files (workspace growth and build cache) may take no more; delete files to go on\n", lim.Disk)
+			if res.ExitCode == 0 {
+				res.ExitCode = 128 + int(syscall.SIGXFSZ)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("landlock sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
+	}
+	if code == confine.ExitCode && strings.HasPrefix(stderr.String(), confine.Marker) {
+		return res, fmt.Errorf("landlock sandbox: %s", strings.TrimSpace(stderr.String()))
+	}
+	return res, nil
+}
+
+// exitCode follows the shell: the exit status, or 128+signal when killed.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
