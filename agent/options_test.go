@@ -2,13 +2,16 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox/userns"
 )
 
 func TestNewRejectsBadOptions(t *testing.T) {
@@ -71,16 +74,50 @@ func TestRoleTools(t *testing.T) {
 	}
 }
 
-// A runs folder inside the workspace is not stray to the Critic.
+// A runs folder inside the workspace: the local kind, which cannot hide
+// it from commands, refuses it before anything runs and leaves no run
+// folder; an isolating kind runs, the run folder denied to the file tools
+// (reading the checkpoint and writing into the folder are refused) and
+// never taken for stray files by the Critic.
 func TestRunsInsideWorkspace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.runs = filepath.Join(e.ws, "runs")
 	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
 		add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
-	rep := run(t, m, nil, e.opts()...)
+	a, err := agent.New(m, nil, e.opts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Run(context.Background(), "Build package calc with Add(a, b int) int.")
+	if !errors.Is(err, agent.ErrInvalidOption) || rep != nil || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Fatalf("local with the runs folder in the workspace: report %v, error %v; want ErrInvalidOption", rep, err)
+	}
+	if entries, _ := os.ReadDir(e.runs); len(entries) != 0 {
+		t.Errorf("the refused run left %v", entries)
+	}
+
+	if err := userns.Available(context.Background(), ""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the userns sandbox is unavailable: %v", err)
+		}
+		t.Skipf("userns sandbox unavailable: %v", err)
+	}
+	var denied []string
+	m = newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker, calls("", call{"read_file", map[string]string{"path": "runs/run/state.json"}},
+			write("runs/run/state.json", "{}"), write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	userOpt := agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxUserns})
+	rep = run(t, m, nil, e.opts(userOpt, agent.WithObserver(func(ev agent.Event) {
+		if ev.Kind == agent.EventToolCall && ev.Decision == "deny" {
+			denied = append(denied, ev.Tool+" "+ev.Message)
+		}
+	}))...)
 	if rep.Reason != agent.StopCompleted || !rep.Metrics.FirstPass {
 		t.Fatalf("reason %s (%s), first pass %v", rep.Reason, rep.Detail, rep.Metrics.FirstPass)
+	}
+	if len(denied) != 2 || !strings.Contains(strings.Join(denied, "\n"), "Trio's run folder") {
+		t.Errorf("denied calls %q, want the read and the write of the run folder, naming it", denied)
 	}
 }
 
