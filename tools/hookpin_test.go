@@ -1,0 +1,63 @@
+package tools_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/tools"
+)
+
+// Hooks declared in a folder inside the workspace: a hook whose command
+// names a script there runs in that folder while the script is the one
+// pinned when the hooks were made; once the script changed (the Worker's
+// code rewrote it) it is not run and the call is blocked, naming it. A
+// hook that names no script there runs in an empty folder of its own.
+func TestHookScriptPinnedInWorkspace(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.txt": "hello"})
+	out := t.TempDir()
+	ran, marker, where := filepath.Join(out, "ran"), filepath.Join(out, "marker"), filepath.Join(out, "pwd")
+	guard := script(t, ws.Dir, "guard.sh", "cat >/dev/null; pwd >> "+ran+"\n")
+	hooks, err := tools.NewHooks(tools.HookConfig{Dir: ws.Dir, Commands: []tools.HookCommand{
+		{Event: tools.HookPreToolUse, Matcher: "read_file", Command: "sh guard.sh"},
+		{Event: tools.HookPostToolUse, Matcher: "read_file", Command: "cat >/dev/null; pwd > " + where},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hooks.Files(); len(got) != 1 || got[0] != guard {
+		t.Errorf("Files() = %v, want [%s]", got, guard)
+	}
+	log := &hookLog{}
+	g := tools.NewGate(policy.Default(), tools.WithHooks(hooks.ForRun("run-1", ws.Dir, log.add)))
+	v := gateView(t, ws)
+
+	res, err := g.Call(context.Background(), v, call("read_file", `{"path":"a.txt"}`))
+	if err != nil || !res.OK {
+		t.Fatalf("read_file with the pinned guard: %v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(ran); strings.TrimSpace(string(b)) != ws.Dir {
+		t.Errorf("the pinned guard ran in %q, want the workspace %s", b, ws.Dir)
+	}
+	b, _ := os.ReadFile(where)
+	empty := strings.TrimSpace(string(b))
+	if empty == "" || empty == ws.Dir || strings.HasPrefix(empty, ws.Dir+"/") {
+		t.Errorf("the hook that names no script ran in %q, want an empty folder outside the workspace", empty)
+	}
+	if _, err := os.Stat(empty); err == nil {
+		t.Errorf("the hook's empty folder %s is left behind", empty)
+	}
+
+	os.WriteFile(guard, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	res, err = g.Call(context.Background(), v, call("read_file", `{"path":"a.txt"}`))
+	if err != nil || res.OK || !strings.Contains(res.Output, "guard.sh changed since the session started") {
+		t.Errorf("read_file after the guard changed: %v %+v, want blocked naming guard.sh", err, res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the changed guard ran")
+	}
+}
