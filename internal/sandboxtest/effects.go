@@ -128,12 +128,28 @@ func Limits(p *policy.Policy) sandbox.Limits {
 // Run runs every row against open. skip names rows this kind cannot
 // enforce, each with the reason; a skipped row is logged, never silent.
 func Run(t *testing.T, open Opener, skip map[string]string) {
+	RunWith(t, open, Options{Skip: skip})
+}
+
+// Options say how a kind runs the table.
+type Options struct {
+	// Skip names rows this kind cannot enforce, each with the reason.
+	Skip map[string]string
+	// WithoutDenied plants no file the policy denies (.env, .git), for a
+	// kind that refuses a workspace holding one (the landlock kind): its
+	// rows then test every other wall on a workspace it accepts, and the
+	// kind proves the refusal in a test of its own.
+	WithoutDenied bool
+}
+
+// RunWith is Run with options.
+func RunWith(t *testing.T, open Opener, o Options) {
 	for _, row := range Rows() {
 		t.Run(row.Name, func(t *testing.T) {
-			if why, ok := skip[row.Name]; ok {
+			if why, ok := o.Skip[row.Name]; ok {
 				t.Skipf("not enforced by this kind: %s", why)
 			}
-			e := NewEnv(t, open, row.Files, row.Limits)
+			e := newEnv(t, open, row.Files, row.Limits, o.WithoutDenied)
 			row.Run(t, e)
 		})
 	}
@@ -142,6 +158,11 @@ func Run(t *testing.T, open Opener, skip map[string]string) {
 // NewEnv makes a workspace with files and the standard secrets, and opens
 // the sandbox and the gate on it.
 func NewEnv(t *testing.T, open Opener, files map[string]string, adjust func(*sandbox.Limits)) *Env {
+	t.Helper()
+	return newEnv(t, open, files, adjust, false)
+}
+
+func newEnv(t *testing.T, open Opener, files map[string]string, adjust func(*sandbox.Limits), withoutDenied bool) *Env {
 	t.Helper()
 	dir := Workspace(t)
 	all := map[string]string{
@@ -155,7 +176,11 @@ func NewEnv(t *testing.T, open Opener, files map[string]string, adjust func(*san
 	for k, v := range files {
 		all[k] = v
 	}
+	p := ShippedPolicy(t)
 	for name, content := range all {
+		if withoutDenied && tools.PathRules(p)(name) == sandbox.Hidden {
+			continue
+		}
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -164,7 +189,6 @@ func NewEnv(t *testing.T, open Opener, files map[string]string, adjust func(*san
 			t.Fatal(err)
 		}
 	}
-	p := ShippedPolicy(t)
 	limits := Limits(p)
 	if adjust != nil {
 		adjust(&limits)

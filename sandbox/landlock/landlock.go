@@ -425,6 +425,11 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 	}
 	start := time.Now()
 	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr)
+	// HOME and TMPDIR are the command's own, as userns's tmpfs are: what
+	// it left there (a disk filled) does not reach the next command.
+	if cerr := s.freshHome(); cerr != nil && err == nil {
+		err = cerr
+	}
 	// What the command made that the rules hide goes (a fresh .git).
 	removed, rerr := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.PathRules, layout)
 	sandbox.NoteRemoved(stderr, removed)
@@ -435,6 +440,19 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
 	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
 	return res, err
+}
+
+// freshHome empties HOME and TMPDIR once a command's processes are gone.
+func (s *Sandbox) freshHome() error {
+	for _, d := range []string{s.home, s.tmp} {
+		if err := removeState(d); err != nil {
+			return err
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return fmt.Errorf("landlock sandbox: %w", err)
+		}
+	}
+	return nil
 }
 
 // workdir is the command's working folder on the host. rel must name a
