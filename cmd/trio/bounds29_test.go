@@ -237,3 +237,30 @@ func TestUnwritableWorkspaceBeforeModel(t *testing.T) {
 		t.Errorf("run folders left: %v", ids)
 	}
 }
+
+// A trio.yaml with several mistakes names all of them with their lines
+// and exits 3 before any model request.
+func TestConfigMistakesAllAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv := llmtest.NewServer(t)
+	env := endpointConfig(t, dir, srv, "  kindd: openai\n  timeout: 1x\nbudgets:\n  max_steps: abc\n  max_stepz: 3\n")
+	r := trio(t, dir, env, "run", "--config", "trio.yaml", "--goal", "x", "--sandbox", "local", "--runs-dir", "runs")
+	for _, want := range []string{`trio.yaml:4: unknown field "kindd"`, "trio.yaml:5: endpoint.timeout", "trio.yaml:7: cannot unmarshal", `trio.yaml:8: unknown field "max_stepz"`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if r.code != exitConfig {
+		t.Errorf("exit %d, want 3", r.code)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model requests, want 0", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs")); err == nil {
+		t.Error("a runs folder was made")
+	}
+	if t.Failed() {
+		t.Logf("stderr:\n%s", r.stderr)
+	}
+}

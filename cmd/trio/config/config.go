@@ -279,13 +279,13 @@ func Parse(name string, data []byte) (*File, error) {
 	if len(astf.Docs) == 0 || astf.Docs[0] == nil || astf.Docs[0].Body == nil {
 		return &f, nil // an empty file sets nothing
 	}
-	if err := yaml.NodeToValue(astf.Docs[0].Body, &f, yaml.Strict()); err != nil {
-		return nil, yamlError(name, err)
-	}
+	// Every key that decodes is checked too: all mistakes at once.
+	derrs := decodeAll(name, astf.Docs[0].Body, &f)
 	c := checker{name: name, file: astf}
 	c.check(&f)
-	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
+	if errs := append(derrs, c.errs...); len(errs) > 0 {
+		byLine(errs)
+		return nil, errors.Join(errs...)
 	}
 	return &f, nil
 }
