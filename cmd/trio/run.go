@@ -257,8 +257,9 @@ calls pending stops with exit 3 rather than run them again silently.
 The model, policy and sandbox are those the run started with (recorded in
 the checkpoint's metadata); --sandbox overrides the sandbox.
 
-A session holds an exclusive lock on the run folder (run.lock) and on the
-workspace (.<name>.trio-lock next to it) until it ends: a second resume of
+A session holds an exclusive lock on the run folder and on the workspace
+themselves (deleting run.lock or .<name>.trio-lock next to the workspace,
+which name the holder, does not release them) until it ends: a second resume of
 the same run, or a run on a workspace in use, exits 3 at once naming the
 pid and host that hold it. The kernel releases the locks of a process that
 dies, even by kill -9, so a killed run can be resumed straight away (on NFS
@@ -267,7 +268,9 @@ the locks are only as good as the server's lock manager).
 A record torn by a crash or a full disk at the end of calls.jsonl,
 trace.jsonl, audit.jsonl or history.jsonl is cut off before anything is
 appended, and the cut is noted in the trace; damage before the last record
-exits 3 naming the file and line.
+exits 3 naming the file and line. The checkpoint before the latest is kept
+(state.json.prev): a damaged state.json, or a torn history.jsonl record the
+checkpoint counted, resumes from it, noted in the trace.
 
 ` + exitCodesHelp,
 		Example: `  trio resume runs/20261130-172510-6eab9f
