@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/landlock"
 	"github.com/trioagent/trio/sandbox/userns"
+	"github.com/trioagent/trio/tools"
 )
 
 // ErrNoIsolation is wrapped when a run would have to run commands without
@@ -18,7 +21,9 @@ var ErrNoIsolation = errors.New("no isolating sandbox")
 
 // chooseIsolated picks what auto falls back to once containerd is
 // unreachable (cdErr): the userns sandbox when this machine can run it;
-// else local, but only after a person confirmed it through c.
+// else the landlock sandbox when this kernel has Landlock and the
+// policy's workspace (when it names one) holds no denied path; else
+// local, but only after a person confirmed it through c.
 func chooseIsolated(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c policy.Confirmer, cdErr error) (SandboxChoice, error) {
 	ch := SandboxChoice{Config: sc}
 	ch.Config.Kind = SandboxUserns
@@ -26,10 +31,20 @@ func chooseIsolated(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c
 	if usErr == nil {
 		return ch, nil
 	}
-	why := fmt.Errorf("containerd: %w; userns: %w", cdErr, usErr)
+	llErr := landlock.Available(ctx)
+	if llErr == nil && pol != nil && pol.Workspace() != "" {
+		if _, err := os.Stat(pol.Workspace()); err == nil {
+			llErr = landlock.CheckWorkspace(pol.Workspace(), tools.PathRules(pol))
+		}
+	}
+	if llErr == nil {
+		ch.Config.Kind = SandboxLandlock
+		return ch, nil
+	}
+	why := fmt.Errorf("containerd: %w; userns: %w; landlock: %w", cdErr, usErr, llErr)
 	refuse := func(because string) error {
-		return fmt.Errorf("agent: %w (%s). Three ways forward: start containerd (`sudo systemctl start containerd`); "+
-			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; or choose the local kind "+
+		return fmt.Errorf("agent: %w (%s). Four ways forward: start containerd (`sudo systemctl start containerd`); "+
+			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; use a kernel with Landlock (5.13+), for the landlock sandbox; or choose the local kind "+
 			"(SandboxConfig{Kind: SandboxLocal}), which runs every command WITHOUT isolation. Why: %w", ErrNoIsolation, because, why)
 	}
 	if pol == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/landlock"
 	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
@@ -15,7 +16,8 @@ import (
 // Sandbox kinds for SandboxConfig.Kind.
 const (
 	// SandboxAuto is containerd when it answers, else userns when this
-	// machine can run it, else local only after a person confirmed it
+	// machine can run it, else landlock when this kernel has it and the
+	// workspace holds no denied path, else local only after a person confirmed it
 	// (never for an unattended policy: the run fails with ErrNoIsolation).
 	// The default.
 	SandboxAuto = "auto"
@@ -28,6 +30,10 @@ const (
 	// SandboxUserns is the unprivileged sandbox (bubblewrap, Landlock,
 	// seccomp; see sandbox/userns) or nothing.
 	SandboxUserns = userns.Kind
+	// SandboxLandlock is the sandbox with nothing to install and no
+	// namespaces (Landlock and seccomp in Trio's helper; see
+	// sandbox/landlock) or nothing.
+	SandboxLandlock = landlock.Kind
 )
 
 // SandboxConfig describes the sandbox a run opens once its run id and
@@ -46,6 +52,9 @@ type SandboxConfig struct {
 	// Userns configures the userns sandbox (bwrap, DenyTCP...); its
 	// Workspace, Limits and PathRules are the run's.
 	Userns userns.Config
+	// Landlock configures the landlock sandbox; its Workspace, Limits and
+	// PathRules are the run's.
+	Landlock landlock.Config
 }
 
 // WithSandboxConfig describes where commands run; the run opens that
@@ -56,9 +65,9 @@ func WithSandboxConfig(sc SandboxConfig) Option {
 		switch sc.Kind {
 		case "":
 			sc.Kind = SandboxAuto
-		case SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal:
+		case SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLandlock, SandboxLocal:
 		default:
-			return fmt.Errorf("agent: WithSandboxConfig: kind %q: want %s, %s, %s or %s", sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
+			return fmt.Errorf("agent: WithSandboxConfig: kind %q: want %s, %s, %s, %s or %s", sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLandlock, SandboxLocal)
 		}
 		c.sandboxCfg = &sc
 		return nil
@@ -68,10 +77,11 @@ func WithSandboxConfig(sc SandboxConfig) Option {
 // sandboxChoice is what a run will open, decided before the run folder is
 // made so that an unreachable containerd leaves nothing behind.
 type sandboxChoice struct {
-	given  sandbox.Sandbox // WithSandbox: used as is, never closed
-	kind   string          // SandboxContainerd, SandboxUserns or SandboxLocal
-	cfg    containerd.Config
-	userns userns.Config
+	given    sandbox.Sandbox // WithSandbox: used as is, never closed
+	kind     string          // SandboxContainerd, SandboxUserns, SandboxLandlock or SandboxLocal
+	cfg      containerd.Config
+	userns   userns.Config
+	landlock landlock.Config
 	// fallback is why auto fell back to local.
 	fallback error
 }
@@ -107,9 +117,14 @@ func ChooseSandbox(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c 
 			return ch, fmt.Errorf("agent: %w", err)
 		}
 		return ch, nil
+	case SandboxLandlock:
+		if err := landlock.Available(ctx); err != nil {
+			return ch, fmt.Errorf("agent: %w", err)
+		}
+		return ch, nil
 	case SandboxContainerd, SandboxAuto:
 	default:
-		return ch, fmt.Errorf("agent: %w: sandbox kind %q: want %s, %s, %s or %s", ErrInvalidOption, sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
+		return ch, fmt.Errorf("agent: %w: sandbox kind %q: want %s, %s, %s, %s or %s", ErrInvalidOption, sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLandlock, SandboxLocal)
 	}
 	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
 		if sc.Kind == SandboxContainerd {
@@ -132,7 +147,7 @@ func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
 		sc = *a.cfg.sandboxCfg
 	}
 	c, err := ChooseSandbox(ctx, sc, a.cfg.policy, a.cfg.confirmer)
-	return sandboxChoice{kind: c.Config.Kind, cfg: sc.Containerd, userns: sc.Userns, fallback: c.Fallback}, err
+	return sandboxChoice{kind: c.Config.Kind, cfg: sc.Containerd, userns: sc.Userns, landlock: sc.Landlock, fallback: c.Fallback}, err
 }
 
 // openSandbox opens the chosen sandbox for this run's workspace. The
@@ -161,6 +176,18 @@ func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned
 			return nil, nil, err
 		}
 		return u, u, nil
+	case ch.kind == SandboxLandlock:
+		cfg := ch.landlock
+		cfg.Workspace, cfg.Limits, cfg.PathRules = r.st.Workspace, limits, r.sandboxRules()
+		cfg.Progress = func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) }
+		l, err := landlock.New(ctx, cfg)
+		if errors.Is(err, landlock.ErrUnavailable) || errors.Is(err, landlock.ErrDeniedPath) {
+			return nil, nil, fmt.Errorf("agent: %w", err) // it names the sandbox already
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent: landlock sandbox: %w", err)
+		}
+		return l, l, nil
 	}
 	l, err := sandbox.NewLocal(r.st.Workspace, limits)
 	if err != nil {
