@@ -21,6 +21,7 @@ import (
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/landlock"
 	"github.com/trioagent/trio/sandbox/userns"
 )
 
@@ -88,15 +89,15 @@ func (f *runFlags) output(cmd *cobra.Command) {
 // checkSandbox refuses an unknown --sandbox before anything is created.
 func (f *runFlags) checkSandbox() error {
 	switch f.sandbox {
-	case "", agent.SandboxAuto, agent.SandboxContainerd, agent.SandboxUserns, agent.SandboxLocal:
+	case "", agent.SandboxAuto, agent.SandboxContainerd, agent.SandboxUserns, agent.SandboxLandlock, agent.SandboxLocal:
 		return nil
 	}
-	return configError(fmt.Errorf("--sandbox %q: want containerd, userns, local (no isolation) or auto", f.sandbox))
+	return configError(fmt.Errorf("--sandbox %q: want containerd, userns, landlock, local (no isolation) or auto", f.sandbox))
 }
 
 func (f *runFlags) sandboxFlag(cmd *cobra.Command) {
 	f.trustFlag(cmd)
-	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, userns (no root needed), local (no isolation) or auto: containerd, else userns, else local after a yes (default: sandbox.kind of trio.yaml, else auto)")
+	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where commands run: containerd, userns (no root needed), landlock (nothing to install), local (no isolation) or auto: containerd, else userns, else landlock, else local after a yes (default: sandbox.kind of trio.yaml, else auto)")
 }
 
 func newRunCmd(g *globals, io stdio) *cobra.Command {
@@ -507,7 +508,8 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 		// A server of trio.yaml that the policy refused, or that did not
 		// start in the sandbox: the configuration's to fix.
 		return configError(fmt.Errorf("%s: mcp.servers.%s: %w", cfg.Path, mcpErr.Server, err))
-	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
+	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, landlock.ErrUnavailable),
+		errors.Is(err, landlock.ErrDeniedPath), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
 	case errors.Is(err, agent.ErrWorkspaceUsed):
 		return configError(fmt.Errorf("%w\n  To build on those files: trio run --reuse-workspace; or give another --workspace", err))
