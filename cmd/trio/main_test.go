@@ -217,6 +217,10 @@ func TestPolicyExplain(t *testing.T) {
 		{[]string{"--", "curl", "https://example.com"}, exitExplainDeny, "deny", `commands.deny: "curl *"`},
 		{[]string{"--", "go test ./... | tail -n 5"}, exitOK, "allow", `commands.allow`},
 		{[]string{"--", "nc", "-l", "80"}, exitExplainDeny, "deny", "default-deny"},
+		// Both crashed explain with a nil-pointer panic (exit 2): the
+		// options in GOFLAGS are parsed without a spec of their own.
+		{[]string{"--", "env GOFLAGS=-mod=mod go build ./..."}, exitOK, "allow", `commands.allow`},
+		{[]string{"--", "env GOFLAGS=-o=/etc/x go build ./..."}, exitExplainDeny, "deny", "variable-not-allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
@@ -327,7 +331,7 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{[]string{"run"}, "no goal"},
 		{[]string{"run", "--goal", "a", "--goal-file", "b"}, "give --goal TEXT or --goal-file FILE, not both"},
 		{[]string{"run", "--goal-file", "missing.md"}, "--goal-file: open missing.md"},
-		{[]string{"demo", "--sandbox", "bogus"}, `--sandbox "bogus": want containerd, userns, local (no isolation) or auto`},
+		{[]string{"demo", "--sandbox", "bogus"}, `--sandbox "bogus": want containerd, userns, landlock, local (no isolation) or auto`},
 		{[]string{"run", "--goal", "x", "--sandbox", "docker"}, `--sandbox "docker"`},
 		{[]string{"run", "--config", "bad.yaml", "--goal", "x"}, "bad.yaml:2"},
 		{[]string{"resume", "nope"}, `no run "nope"`},
