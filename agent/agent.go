@@ -128,7 +128,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	defer wsLock.release()
 	// Once, under the workspace's lock and before anything can write:
 	// Diff compares with this.
-	if err := takeSnapshot(ws, dir); err != nil {
+	if err := takeSnapshot(ws, dir, a.cfg.policy.ReadRules()); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -291,7 +291,7 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		// nothing has written to the workspace yet (the Planner reads
 		// only), so the snapshot is still the starting workspace. A
 		// snapshot that exists is never retaken.
-		if err := takeSnapshot(st.Workspace, runDir); err != nil {
+		if err := takeSnapshot(st.Workspace, runDir, a.cfg.policy.ReadRules()); err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -514,15 +513,12 @@ func (r *run) plan(ctx context.Context) error {
 	if p, ok := r.cfg.prompts[RolePlanner]; ok {
 		opts = append(opts, planner.WithPrompt(p))
 	}
-	files, err := workspaceFiles(r.ws.Dir, 2000)
+	// The starting workspace is the start snapshot's (never stray, however
+	// many files): nothing of it goes into the checkpoint.
+	listing, err := r.startListing()
 	if err != nil {
 		return fmt.Errorf("agent: list workspace: %w", err)
 	}
-	r.st.Baseline = files
-	if r.st.BaselineSums, err = critic.FileSums(r.ws.Root.FS(), 2000); err != nil {
-		return fmt.Errorf("agent: hash workspace: %w", err)
-	}
-	listing := strings.Join(files, "\n")
 	if err := r.loadInstructions(); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,21 +15,15 @@ func skipDir(name string) bool {
 	return name == ".git" || name == ".cache" || name == "node_modules" || name == "__pycache__"
 }
 
-// workspaceFiles lists the workspace's files (slash paths), at most max.
+// workspaceFiles lists the workspace's files, at most max, in path order,
+// each shown as showPath does (a name that is not UTF-8 escaped).
 func workspaceFiles(dir string, max int) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	err := walkWorkspace(dir, "", func(_, rel string, _ fs.DirEntry, folder bool) error {
+		if folder {
 			return nil
 		}
-		if d.IsDir() {
-			if p != dir && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out = append(out, filepath.ToSlash(rel))
+		out = append(out, showPath(rel))
 		if len(out) >= max {
 			return filepath.SkipAll
 		}
@@ -39,19 +32,28 @@ func workspaceFiles(dir string, max int) ([]string, error) {
 	return out, err
 }
 
-// workspaceHash fingerprints the workspace's files and contents.
+// workspaceHash fingerprints the workspace's files and contents; a file
+// larger than the snapshot's limit counts by its size and time (it is not
+// read), so the cost of a round does not grow with one file's size.
 func workspaceHash(dir string) string {
 	h := sha256.New()
-	files, _ := workspaceFiles(dir, 100000)
-	for _, f := range files {
-		h.Write([]byte(f))
+	var buf []byte
+	_ = walkWorkspace(dir, "", func(p, rel string, d fs.DirEntry, folder bool) error {
+		h.Write([]byte(rel))
 		h.Write([]byte{0})
-		if fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f))); err == nil {
-			io.Copy(h, fh)
-			fh.Close()
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if data, err := readBounded(p, fi.Size(), snapshotMaxFile, buf); err == nil && fi.Mode().IsRegular() {
+			buf = data
+			h.Write(data)
+		} else {
+			fmt.Fprintf(h, "%d %d %v", fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
 		}
 		h.Write([]byte{0})
-	}
+		return nil
+	})
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 

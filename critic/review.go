@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"slices"
@@ -184,14 +185,28 @@ func WithBaselineSums(sums map[string]string) Option {
 	return func(c *Critic) { c.baseSums = maps.Clone(sums) }
 }
 
+// WithChangeList gives the list of the files the run created, changed or
+// deleted, for Changes to use instead of comparing the workspace with the
+// baseline sums: a caller that keeps its own record of the starting
+// workspace (the agent's start snapshot, which holds every file however
+// many there are, and leaves out what the policy denies) answers from it.
+func WithChangeList(list func() ([]ChangedFile, error)) Option {
+	return func(c *Critic) { c.changeList = list }
+}
+
 // FileSums returns the SHA-256 (hex) of every regular file of fsys, at most
-// limit files, skipping .git: the baseline WithBaselineSums takes.
+// limit files, skipping .git: the baseline WithBaselineSums takes. Files
+// are hashed as they are read (memory does not grow with a file's size); a
+// file or folder that cannot be read, or whose name fs.FS refuses (not
+// UTF-8), is not fatal: such a file's sum is "unreadable".
 func FileSums(fsys fs.FS, limit int) (map[string]string, error) {
 	sums := map[string]string{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		switch {
-		case err != nil:
+		case err != nil && p == ".":
 			return err
+		case err != nil:
+			return nil
 		case d.IsDir() && d.Name() == ".git":
 			return fs.SkipDir
 		case !d.Type().IsRegular():
@@ -199,12 +214,16 @@ func FileSums(fsys fs.FS, limit int) (map[string]string, error) {
 		case len(sums) >= limit:
 			return fs.SkipAll
 		}
-		b, err := fs.ReadFile(fsys, p)
+		sums[p] = "unreadable"
+		f, err := fsys.Open(p)
 		if err != nil {
-			return err
+			return nil
 		}
-		h := sha256.Sum256(b)
-		sums[p] = hex.EncodeToString(h[:])
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err == nil {
+			sums[p] = hex.EncodeToString(h.Sum(nil))
+		}
 		return nil
 	})
 	return sums, err
@@ -214,7 +233,14 @@ func FileSums(fsys fs.FS, limit int) (map[string]string, error) {
 // (WithBaselineSums), leaving out the acceptance tests folder, .git and
 // caches, sorted by path. It is the change the reviewer reads.
 func (c *Critic) Changes(plan planner.Plan) ([]ChangedFile, error) {
-	now, err := FileSums(c.ws.Root.FS(), maxReviewFiles)
+	var now map[string]string
+	var listed []ChangedFile
+	var err error
+	if c.changeList != nil {
+		listed, err = c.changeList()
+	} else {
+		now, err = FileSums(c.ws.Root.FS(), maxReviewFiles)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("critic: list the changed files: %w", err)
 	}
@@ -230,6 +256,11 @@ func (c *Critic) Changes(plan planner.Plan) ([]ChangedFile, error) {
 		return tempFile.MatchString(pathBase(p))
 	}
 	var out []ChangedFile
+	for _, f := range listed {
+		if !skip(f.Path) {
+			out = append(out, f)
+		}
+	}
 	for p, sum := range now {
 		if skip(p) {
 			continue

@@ -88,6 +88,15 @@ func (r *strayRules) findStray(fsys fs.FS) ([]string, error) {
 			if errors.Is(err, fs.ErrPermission) {
 				return nil
 			}
+			if d != nil && d.IsDir() && !fs.ValidPath(p) {
+				// A folder whose name fs.FS refuses (not UTF-8): it cannot
+				// be looked into. One that held files before the run is
+				// the person's; one the run made is stray as a whole.
+				if !r.needed[p] && !r.isAllowed(p) {
+					stray = append(stray, p+"/")
+				}
+				return nil
+			}
 			return err
 		}
 		if p == "." {
