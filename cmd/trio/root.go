@@ -29,7 +29,8 @@ const exitCodesHelp = `Exit codes:
   2    a budget was spent (steps, repair rounds, tokens, wall time, context)
   3    configuration or usage error (bad flag, trio.yaml or policy file, no
        model endpoint, containerd unreachable with --sandbox containerd, no
-       isolating sandbox for an unattended run)
+       isolating sandbox for an unattended run, a control file in the
+       workspace changed since the last session: --trust-config)
   130  interrupted (Ctrl-C): the checkpoint is written; continue with
        trio resume RUN`
 
