@@ -192,6 +192,21 @@ type checker struct {
 	stdin string
 }
 
+// Bounds of what Linux's execve accepts: MAX_ARG_STRLEN for one argument,
+// and the usual ARG_MAX for all.
+const (
+	maxArg  = 128 << 10
+	maxLine = 2 << 20
+)
+
+func argvSize(argv []string) int {
+	n := 0
+	for _, a := range argv {
+		n += len(a) + 1
+	}
+	return n
+}
+
 // CheckCommand decides whether a command may run. Rules are matched word by
 // word against argv: commands.deny beats commands.ask beats commands.allow,
 // and a command no rule matches is denied. Wrappers (env, timeout, xargs,
@@ -216,6 +231,11 @@ func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
 	}
 	if strings.ContainsRune(cmd.Line, 0) || slices.ContainsFunc(cmd.Argv, func(a string) bool { return strings.ContainsRune(a, 0) }) {
 		return deny("syntax-error", "the command contains a NUL byte, which no program can receive")
+	}
+	// What the kernel would refuse to run is refused before it is judged,
+	// so that judging stays linear in what can run.
+	if len(cmd.Line) > maxLine || slices.ContainsFunc(cmd.Argv, func(a string) bool { return len(a) > maxArg }) || argvSize(cmd.Argv) > maxLine {
+		return deny("too-long", "the command is longer than Linux passes to a program (%d KiB per argument, %d KiB in all)", maxArg>>10, maxLine>>10)
 	}
 	if s.Workspace != "" {
 		c.ws = path.Clean(s.Workspace)

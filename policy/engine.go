@@ -50,7 +50,20 @@ func (s *spec) mismatch(format string, args ...any) error {
 	return &mismatch{spec: s, msg: fmt.Sprintf(format, args...)}
 }
 
-func (inv *invocation) has(set string) bool   { return slices.Contains(inv.sets, set) }
+func (inv *invocation) has(set string) bool { return slices.Contains(inv.sets, set) }
+
+// program names what the invocation runs, for reasons: its spec, or (for
+// the options a variable such as GOFLAGS holds, parsed without one) the
+// first canonical word.
+func (inv *invocation) program() string {
+	switch {
+	case inv.spec != nil:
+		return inv.spec.name
+	case len(inv.canon) > 0:
+		return inv.canon[0]
+	}
+	return "the command"
+}
 func (inv *invocation) gave(name string) bool { return slices.Contains(inv.given, name) }
 
 // parse parses a whole argv (argv[0] is the program).

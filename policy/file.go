@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
 )
 
@@ -54,6 +55,9 @@ func Load(path string) (*Policy, error) {
 // size, malformed pattern, unknown version or mode) is a *FileError naming
 // the line and the key.
 func Parse(name string, data []byte) (*Policy, error) {
+	if err := checkShape(name, data); err != nil {
+		return nil, err
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, yamlError(name, nil, err)
@@ -69,6 +73,45 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, yamlError(name, f, err)
 	}
 	return build(name, f, &raw)
+}
+
+// Bounds of a policy file: far beyond any real one, and small enough that
+// the YAML parser (whose cost grows with the square of the nesting) stays
+// fast on anything that passes them.
+const (
+	maxFileBytes = 256 << 10
+	maxNesting   = 64
+)
+
+// checkShape refuses a file too large or nested too deep to be a policy,
+// before the parser spends time on it. Block nesting costs indentation, so
+// the size bounds it; flow nesting ([[[...]]]) is counted on the lexer's
+// scanner's tokens as they come, which stops at the first level too deep.
+func checkShape(name string, data []byte) error {
+	if len(data) > maxFileBytes {
+		return &FileError{File: name, Msg: fmt.Sprintf("the file is %d bytes; a policy file may hold at most %d", len(data), maxFileBytes)}
+	}
+	var sc scanner.Scanner
+	sc.Init(string(data))
+	depth := 0
+	for {
+		tks, err := sc.Scan()
+		if err != nil {
+			return nil // the end, or an error the parser will name
+		}
+		for _, tk := range tks {
+			switch tk.Type {
+			case token.SequenceStartType, token.MappingStartType:
+				depth++
+				if depth > maxNesting {
+					return &FileError{File: name, Line: tk.Position.Line, Column: tk.Position.Column,
+						Msg: fmt.Sprintf("nested more than %d levels deep", maxNesting)}
+				}
+			case token.SequenceEndType, token.MappingEndType:
+				depth--
+			}
+		}
+	}
 }
 
 // scalar is one leaf of the file with its position; the decoder fills it

@@ -17,6 +17,7 @@ func FuzzCheckCommand(f *testing.F) {
 		"echo $(id) | tail > /etc/x &", "for f in *; do cd $f; done", "cat <<EOF\n$x\nEOF",
 		"python3 -W x -c 'y'", "git -c a=b log", "nice -n", "sed 'y/abc/xyz/;s/a/b/w out'",
 		"echo 'a;b' \"c|d\" e\\&f", "ls # x; y", "ls\ncat x", "ls\n", "echo \"$(id)\"", "ls \\\n -l",
+		"env GOFLAGS=-mod=mod go build ./...", "env GOCACHE=/tmp/x go test ./...", "GOFLAGS='-o=/etc/x' go build",
 	} {
 		f.Add(s)
 	}

@@ -718,7 +718,7 @@ func (j *judgement) writes() (Decision, bool) {
 		}
 		ts = append(ts, target{word: dest, below: true, into: into})
 	}
-	return j.c.writesTo(j.inv.spec.name, ts)
+	return j.c.writesTo(j.inv.program(), ts)
 }
 
 // writesTo checks the targets prog writes against paths.read_only and the

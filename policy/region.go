@@ -118,18 +118,30 @@ func (r region) meets(g region) bool { return r.meet(g, false) }
 func (r region) names(g region) bool { return r.meet(g, true) }
 
 func (r region) meet(g region, needLit bool) bool {
-	type key struct {
-		i, j int
-		lit  bool
-	}
-	memo := map[key]bool{}
+	// A dense memo: states are (i, j, lit), each visited once, so the
+	// cost is linear in len(r)*len(g) (one side is a policy's pattern,
+	// a few segments) without a map's allocations.
+	const (
+		unseen = iota
+		visiting
+		no
+		yes
+	)
+	cols := len(g) + 1
+	memo := make([]uint8, (len(r)+1)*cols*2)
 	var rec func(i, j int, lit bool) bool
 	rec = func(i, j int, lit bool) bool {
-		k := key{i, j, lit}
-		if v, ok := memo[k]; ok {
-			return v
+		k := (i*cols + j) * 2
+		if lit {
+			k++
 		}
-		memo[k] = false
+		switch memo[k] {
+		case visiting, no:
+			return false
+		case yes:
+			return true
+		}
+		memo[k] = visiting
 		var res bool
 		switch {
 		case i == len(r) && j == len(g):
@@ -142,7 +154,10 @@ func (r region) meet(g region, needLit bool) bool {
 			res = (!lit && needLit && segMeets(r[i].toks, g[j].toks, r[i].dot, true) && rec(i+1, j+1, true)) ||
 				(segMeets(r[i].toks, g[j].toks, r[i].dot, false) && rec(i+1, j+1, lit))
 		}
-		memo[k] = res
+		memo[k] = no
+		if res {
+			memo[k] = yes
+		}
 		return res
 	}
 	return rec(0, 0, false)
@@ -152,18 +167,31 @@ func (r region) meet(g region, needLit bool) bool {
 // with dot, a leading "." must come from a literal "." in a; with needLit,
 // some character must be literal in both.
 func segMeets(a, b []segTok, dot, needLit bool) bool {
-	type key struct {
-		i, j       int
-		first, lit bool
-	}
-	memo := map[key]bool{}
+	// A dense memo over (i, j, first, lit), as in meet.
+	const (
+		unseen = iota
+		visiting
+		no
+		yes
+	)
+	cols := len(b) + 1
+	memo := make([]uint8, (len(a)+1)*cols*4)
 	var rec func(i, j int, first, lit bool) bool
 	rec = func(i, j int, first, lit bool) bool {
-		k := key{i, j, first, lit}
-		if v, ok := memo[k]; ok {
-			return v
+		k := (i*cols + j) * 4
+		if first {
+			k += 2
 		}
-		memo[k] = false
+		if lit {
+			k++
+		}
+		switch memo[k] {
+		case visiting, no:
+			return false
+		case yes:
+			return true
+		}
+		memo[k] = visiting
 		aStar := i < len(a) && a[i].star
 		bStar := j < len(b) && b[j].star
 		var res bool
@@ -183,7 +211,10 @@ func segMeets(a, b []segTok, dot, needLit bool) bool {
 			// "*.go" meets ".env.*" in ".env.go", but through a "." alone.
 			res = a[i].c == b[j].c && rec(i+1, j+1, false, lit || isAlnum(a[i].c))
 		}
-		memo[k] = res
+		memo[k] = no
+		if res {
+			memo[k] = yes
+		}
 		return res
 	}
 	return rec(0, 0, true, false)

@@ -218,6 +218,9 @@ func (s *shellChecker) word(w *syntax.Word) (string, Decision, bool) {
 	return v.text, Decision{}, false
 }
 
+// maxCwds bounds the folders a line's cds may lead to (see call).
+const maxCwds = 64
+
 // Builtins whose arguments are code or change how later commands resolve.
 var deniedBuiltins = map[string]string{
 	"eval":    "eval runs text that cannot be judged",
@@ -320,6 +323,12 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 			if pl.rel != "." && !slices.Contains(s.c.cwds, pl.rel) {
 				s.c.cwds = append(s.c.cwds, pl.rel)
 			}
+		}
+		// Each cd may have failed, so the folders later commands may run
+		// in are every combination of the cds before them: past a bound
+		// the line is denied rather than judged in exponential time.
+		if len(s.c.cwds) > maxCwds {
+			return deny("shell-cd", "more than %d folders a later command could run in after these cds; run the commands from one folder", maxCwds)
 		}
 		return Decision{Verdict: Allow, Rule: "shell-cd", Reason: "cd inside the workspace"}
 	}
