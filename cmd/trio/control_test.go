@@ -91,7 +91,8 @@ const controlScript = `roles:
 // trio.yaml its code writes is gone after the command, its hook never
 // runs on the host, and its code finds no file of the run folder to read
 // or write. A trio.yaml then written by hand stops the next session with
-// exit 3 naming it (and the hook script it names) until --trust-config,
+// exit 3 naming it (and the hook script it names), and so does resuming
+// the run, until --trust-config,
 // after which the pinned hook runs. The local kind, which cannot hide the
 // run folder, refuses it inside the workspace with exit 3.
 func TestControlPlaneOutOfReach(t *testing.T) {
@@ -196,6 +197,11 @@ func controlPlane(t *testing.T, kind string) {
 	if r.code != exitConfig || !strings.Contains(r.stderr, filepath.Join(ws, "trio.yaml")+": was absent, now present") ||
 		!strings.Contains(r.stderr, filepath.Join(ws, "hook.sh")) || !strings.Contains(r.stderr, "--trust-config") {
 		t.Errorf("changed trio.yaml: exit %d, want 3 naming it:\n%s", r.code, r.stderr)
+	}
+	// So does resuming the run (finished or not: the pins come first).
+	r = trio(t, ws, env, "resume", runDir)
+	if r.code != exitConfig || !strings.Contains(r.stderr, filepath.Join(ws, "trio.yaml")+": was absent, now present") {
+		t.Errorf("resume after trio.yaml changed: exit %d, want 3 naming it:\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Lstat(marker); err == nil {
 		t.Error("the hook of the changed trio.yaml ran")
