@@ -1,12 +1,14 @@
 package policy
 
 import (
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,8 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/trioagent/trio/internal/yamldecode"
 )
 
 //go:embed default.yaml
@@ -68,11 +72,49 @@ func Parse(name string, data []byte) (*Policy, error) {
 		}
 		return nil, &FileError{File: name, Line: 1, Msg: "empty policy file (version: 1 is required)"}
 	}
+	// Key by key, so that every mistake of the file is reported at once:
+	// the keys that decode are built and checked too.
 	var raw rawPolicy
-	if err := yaml.NodeToValue(f.Docs[0].Body, &raw, yaml.Strict()); err != nil {
-		return nil, yamlError(name, f, err)
+	var errs []error
+	for _, err := range yamldecode.All(f.Docs[0].Body, &raw) {
+		errs = append(errs, yamlError(name, f, err))
 	}
-	return build(name, f, &raw)
+	p, err := build(name, f, &raw)
+	if len(errs) == 0 {
+		return p, err
+	}
+	if err != nil {
+		errs = append(errs, unjoin(err)...)
+	}
+	slices.SortStableFunc(errs, func(a, b error) int {
+		var ea, eb *FileError
+		errors.As(a, &ea)
+		errors.As(b, &eb)
+		return cmp.Or(cmp.Compare(errLine(ea), errLine(eb)), cmp.Compare(errCol(ea), errCol(eb)))
+	})
+	return nil, errors.Join(slices.CompactFunc(errs, func(a, b error) bool { return a.Error() == b.Error() })...)
+}
+
+// unjoin is the errors errors.Join made err of, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func errLine(e *FileError) int {
+	if e == nil {
+		return 0
+	}
+	return e.Line
+}
+
+func errCol(e *FileError) int {
+	if e == nil {
+		return 0
+	}
+	return e.Column
 }
 
 // Bounds of a policy file: far beyond any real one, and small enough that
