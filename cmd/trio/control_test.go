@@ -92,9 +92,9 @@ const controlScript = `roles:
 // runs on the host, and its code finds no file of the run folder to read
 // or write. A trio.yaml then written by hand stops the next session with
 // exit 3 naming it (and the hook script it names), and so does resuming
-// the run, until --trust-config,
-// after which the pinned hook runs. The local kind, which cannot hide the
-// run folder, refuses it inside the workspace with exit 3.
+// the run, until --trust-config, after which the pinned hook runs. The
+// local kind, which cannot hide the run folder, refuses it inside the
+// workspace with exit 3.
 func TestControlPlaneOutOfReach(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("bwrap"); err != nil {
