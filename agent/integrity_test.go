@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/tools/testreport"
 )
 
 // fakeGo is a sandbox that answers `go test -json` for the calc project
@@ -43,13 +45,40 @@ func (s *fakeGo) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result,
 		b, _ := json.Marshal(map[string]any{"Action": action, "Package": "calc/acceptance", "Test": test, "Output": out})
 		return string(b) + "\n"
 	}
+	// The Critic's sentinel tests run beside TestAdd as a real go test
+	// would run them: one that logs its nonce passes, one that reports it
+	// with Errorf fails.
+	others, failed := "", false
+	files, _ := filepath.Glob(filepath.Join(s.ws, "acceptance", "*_test.go"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, fn := range strings.Split(string(b), "\nfunc ")[1:] {
+			name, _, _ := strings.Cut(fn, "(")
+			nonce := sentinelNonce.FindString(fn)
+			if name == "TestAdd" || nonce == "" {
+				continue
+			}
+			others += ev("run", name, "") + ev("output", name, "    x_test.go:1: "+nonce+"\n")
+			if strings.Contains(fn, "Errorf") {
+				others += ev("fail", name, "")
+				failed = true
+			} else {
+				others += ev("pass", name, "")
+			}
+		}
+	}
 	if strings.Contains(string(src), "a + b") {
-		return sandbox.Result{Stdout: ev("run", "TestAdd", "") + ev("pass", "TestAdd", "") + ev("pass", "", "")}, nil
+		if failed {
+			return sandbox.Result{ExitCode: 1, Stdout: ev("run", "TestAdd", "") + ev("pass", "TestAdd", "") + others + ev("fail", "", "")}, nil
+		}
+		return sandbox.Result{Stdout: ev("run", "TestAdd", "") + ev("pass", "TestAdd", "") + others + ev("pass", "", "")}, nil
 	}
 	out := ev("run", "TestAdd", "") + ev("output", "TestAdd", "    calc_test.go:12: Add(2, 3) = -1, want 5\n") +
-		ev("fail", "TestAdd", "") + ev("fail", "", "")
+		ev("fail", "TestAdd", "") + others + ev("fail", "", "")
 	return sandbox.Result{ExitCode: 1, Stdout: out}, nil
 }
+
+var sentinelNonce = regexp.MustCompile(testreport.NoncePattern)
 
 func (s *fakeGo) Info() sandbox.Info {
 	return sandbox.Info{Kind: "fake-go", Isolated: true, WorkspaceDir: s.ws}
