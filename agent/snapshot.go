@@ -931,16 +931,13 @@ func isBinary(b []byte) bool {
 	return bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(b)
 }
 
-// Bounds of the changes report.json and report.md carry (trio diff and
-// Diff give them all).
-const (
-	maxReportChanges = 1000
-	maxReportDiff    = 1 << 20
-)
+// maxReportChanges bounds the changes report.json lists (trio diff and Diff
+// give them all; report.md cuts the diff at reportDiffMax).
+const maxReportChanges = 1000
 
 // changesOf is the report's changeset and its unified diff, or why there
-// is none. Both are bounded, so that the report stays small whatever the
-// run did to the tree.
+// is none. The list is bounded, so that report.json stays small whatever
+// the run did to the tree.
 func changesOf(runDir, ws string) (files []FileChange, note, unified string) {
 	c, err := diffWorkspace(runDir, ws, true)
 	switch {
@@ -956,10 +953,6 @@ func changesOf(runDir, ws string) (files []FileChange, note, unified string) {
 	if n := len(c.Files); n > maxReportChanges {
 		note = strings.TrimSpace(note + fmt.Sprintf(" %d files changed; the first %d are listed (trio diff lists them all).", n, maxReportChanges))
 		c.Files = c.Files[:maxReportChanges]
-	}
-	if len(unified) > maxReportDiff {
-		cut := strings.LastIndexByte(unified[:maxReportDiff], '\n') + 1
-		unified = unified[:cut] + fmt.Sprintf("# … cut at %s (trio diff shows the whole diff)\n", byteSize(maxReportDiff))
 	}
 	return c.Files, note, unified
 }

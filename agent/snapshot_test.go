@@ -1,12 +1,15 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trioagent/trio/agent"
 )
@@ -130,5 +133,55 @@ func TestWorkspaceOfAnotherRunRefused(t *testing.T) {
 	// Its diff starts from the first run's files: only the tests changed.
 	if len(rep.Changes) != 0 {
 		t.Errorf("reusing run changed %+v", rep.Changes)
+	}
+}
+
+// A file over the snapshot's 8 MiB limit and a file the policy denies are
+// recorded by name, size and time, never read: the run folder holds
+// neither's content, and Diff tells a change to them by their size or
+// time, without lines.
+func TestSnapshotLargeAndDeniedByName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	secret := "TOKEN=canary-" + strings.Repeat("q", 20)
+	big := bytes.Repeat([]byte("big line of text\n"), (9<<20)/17)
+	for p, c := range map[string][]byte{"big.txt": big, ".env": []byte(secret + "\n"), "keep.txt": []byte("same\n")} {
+		if err := os.WriteFile(filepath.Join(e.ws, p), c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newFake().add("planner", text("not a plan"), text("still not"), text("no"))
+	run(t, m, nil, e.opts()...)
+	runDir := filepath.Join(e.runs, "run")
+	filepath.WalkDir(runDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b := readFile(t, p); strings.Contains(b, secret) || strings.Contains(b, "big line of text") {
+				t.Errorf("%s holds the content of .env or big.txt", p)
+			}
+		}
+		return nil
+	})
+	c, err := agent.Diff(runDir)
+	if err != nil || len(c.Files) != 0 {
+		t.Fatalf("Diff before any change: %+v, %v", c, err)
+	}
+	later := time.Now().Add(time.Minute)
+	for _, p := range []string{"big.txt", ".env"} {
+		if err := os.Chtimes(filepath.Join(e.ws, p), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err = agent.Diff(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"big.txt": "larger than 8.0 MiB", ".env": "denied by the policy"}
+	if len(c.Files) != 2 {
+		t.Fatalf("changes %+v, want big.txt and .env", c.Files)
+	}
+	for _, f := range c.Files {
+		if f.Status != "modified" || !f.Binary || !strings.Contains(f.Note, want[f.Path]) || c.FileDiff(f.Path) != "" {
+			t.Errorf("%+v, want modified, no lines, a note with %q", f, want[f.Path])
+		}
 	}
 }

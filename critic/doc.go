@@ -59,7 +59,11 @@
 //     *.pyc, *.pyo, *.tmp, *.temp, *.swp, *.swo, *~, .DS_Store, Thumbs.db,
 //     core dumps, *.orig, *.rej, Go test binaries *.test, *.prof) and any
 //     other file outside the plan. Not stray: planned files, the tests
-//     folder, .git, files present before the run (WithBaseline), paths
+//     folder, .git, whatever was present before the run (WithBaseline: every
+//     file of the person's, however many, whatever its name, and the folders
+//     named there as a whole; the agent passes its start snapshot's entries,
+//     so a person's file is never named for deletion), a folder whose name
+//     is not UTF-8 (fs.FS cannot look inside) when it held such files, paths
 //     matching WithAllowed globs, a vendor/ folder with modules.txt, and
 //     project metadata that tools write or every project may have: go.mod,
 //     go.sum, go.work, go.work.sum, lock files (package-lock.json,
