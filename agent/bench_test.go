@@ -146,6 +146,7 @@ func BenchmarkStartLargeWorkspace(b *testing.B) {
 	big.Close()
 	var total time.Duration
 	var peak int64
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		m := &startModel{cancel: cancel}

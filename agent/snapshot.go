@@ -230,22 +230,66 @@ func walkWorkspace(ws, runs string, fn func(p, rel string, d fs.DirEntry, folder
 // errTooLarge: the file is larger than the limit it was read with.
 var errTooLarge = errors.New("larger than the limit")
 
-// readBounded reads the file at p into buf (grown as needed; size is what
-// the caller expects, a hint), at most limit bytes: a larger file is
-// errTooLarge. It follows no symbolic link, never blocks on a FIFO put in
-// the file's place, and reads a folder or a device no further than limit.
-func readBounded(p string, size, limit int64, buf []byte) ([]byte, error) {
+// errNotRegular: what was opened is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// statInfo is what a look at a file tells of it without its content.
+type statInfo struct {
+	Size  int64
+	Mode  fs.FileMode
+	MTime int64 // Unix nanoseconds
+}
+
+func statOf(fi fs.FileInfo) statInfo {
+	return statInfo{Size: fi.Size(), Mode: fi.Mode(), MTime: fi.ModTime().UnixNano()}
+}
+
+// statOfSys is statOf for an fstat of a regular file: the same mode bits
+// os.Lstat gives.
+func statOfSys(s *syscall.Stat_t) statInfo {
+	m := fs.FileMode(s.Mode & 0o777)
+	if s.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		m |= fs.ModeIrregular
+	}
+	if s.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if s.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if s.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return statInfo{Size: s.Size, Mode: m, MTime: s.Mtim.Sec*1e9 + s.Mtim.Nsec}
+}
+
+// readBounded reads the regular file at p into buf (grown as needed), at
+// most limit bytes, and says what fstat told of it: a larger file is
+// errTooLarge, anything else errNotRegular (neither read). It follows no
+// symbolic link and never blocks on a FIFO put in the file's place.
+func readBounded(p string, limit int64, buf []byte) ([]byte, statInfo, error) {
+	var st statInfo
 	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	for err == syscall.EINTR {
 		fd, err = syscall.Open(p, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+		return nil, st, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
 	defer syscall.Close(fd)
-	want := min(max(size, 0), limit) + 1
-	if int64(cap(buf)) < want {
-		buf = make([]byte, 0, want+512)
+	var s syscall.Stat_t
+	if err := syscall.Fstat(fd, &s); err != nil {
+		return nil, st, &fs.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	st = statOfSys(&s)
+	switch {
+	case !st.Mode.IsRegular():
+		return nil, st, errNotRegular
+	case st.Size > limit:
+		return nil, st, errTooLarge
+	}
+	if int64(cap(buf)) < st.Size+1 {
+		buf = make([]byte, 0, st.Size+512)
 	}
 	buf = buf[:0]
 	for {
@@ -257,24 +301,57 @@ func readBounded(p string, size, limit int64, buf []byte) ([]byte, error) {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
-			return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+			return nil, st, &fs.PathError{Op: "read", Path: p, Err: err}
 		case n == 0:
-			return buf, nil
+			st.Size = int64(len(buf))
+			return buf, st, nil
 		}
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
-			return nil, errTooLarge
+			return nil, st, errTooLarge
 		}
 	}
 }
 
-// readParallel reads the files path(i) names for i in [0, n) (none where
-// it is ""), several at once, and hands each to got, which may be called
-// from several goroutines at once: data is valid until got returns. The
-// first error got returns stops the rest and is returned. Reading many
-// small files is mostly waiting on system calls: a few readers overlap
-// them, on any number of cores.
-func readParallel(n int, path func(i int) (p string, size int64), got func(i int, data []byte, err error) error) error {
+// scanned is one workspace entry as walkWorkspace found it.
+type scanned struct {
+	p, rel string
+	folder bool
+	d      fs.DirEntry
+}
+
+// scanWorkspace lists the workspace's entries (see walkWorkspace).
+func scanWorkspace(ws, runs string) ([]scanned, error) {
+	var out []scanned
+	err := walkWorkspace(ws, runs, func(p, rel string, d fs.DirEntry, folder bool) error {
+		out = append(out, scanned{p: p, rel: rel, folder: folder, d: d})
+		return nil
+	})
+	return out, err
+}
+
+// probe is what one look at a workspace entry found.
+type probe struct {
+	st statInfo
+	// gone: the entry was not there any more.
+	gone   bool
+	denied bool   // the policy denies reading it: not opened
+	link   string // a symbolic link's target
+	sum    string // the content's SHA-256, when it was read
+	// err says why a regular file's content was not read (errTooLarge,
+	// or it could not be opened).
+	err error
+}
+
+// probeAll looks at every entry, several at once (reading many small
+// files is mostly waiting on system calls, which a few goroutines overlap
+// on any number of cores): its size, mode and time, and for a regular
+// file of at most snapshotMaxFile bytes the policy lets the run read, its
+// content's hash. got, when not nil, receives each content read (from
+// several goroutines at once; data is valid until it returns); its first
+// error stops the rest and is returned.
+func probeAll(entries []scanned, denied *policy.ReadFilter, got func(i int, data []byte, h [32]byte) error) ([]probe, error) {
+	out := make([]probe, len(entries))
 	var (
 		next   atomic.Int64
 		failed atomic.Bool
@@ -282,60 +359,62 @@ func readParallel(n int, path func(i int) (p string, size int64), got func(i int
 		once   sync.Once
 		wg     sync.WaitGroup
 	)
-	for range min(8, max(n, 1)) {
+	for range min(8, max(len(entries), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
-				if i >= n {
+				if i >= len(entries) {
 					return
 				}
-				p, size := path(i)
-				if p == "" {
+				e, pr := entries[i], &out[i]
+				if e.folder {
 					continue
 				}
-				data, err := readBounded(p, size, snapshotMaxFile, buf)
-				if err == nil {
-					buf = data
+				pr.denied = denied.Denied(e.rel)
+				if e.d.Type().IsRegular() && !pr.denied {
+					data, st, err := readBounded(e.p, snapshotMaxFile, buf)
+					switch {
+					case err == nil:
+						buf, pr.st = data, st
+						h := sha256.Sum256(data)
+						pr.sum = hex.EncodeToString(h[:])
+						if got != nil {
+							if err := got(i, data, h); err != nil {
+								once.Do(func() { first = err })
+								failed.Store(true)
+								return
+							}
+						}
+						continue
+					case errors.Is(err, errTooLarge):
+						pr.st, pr.err = st, err
+						continue
+					case !errors.Is(err, errNotRegular) && !errors.Is(err, syscall.ELOOP):
+						pr.err = err // unreadable (or gone): lstat tells which
+					}
 				}
-				if err := got(i, data, err); err != nil {
-					once.Do(func() { first = err })
-					failed.Store(true)
-					return
+				fi, err := os.Lstat(e.p)
+				if err != nil {
+					pr.gone = true
+					continue
+				}
+				pr.st = statOf(fi)
+				switch {
+				case pr.denied:
+				case fi.Mode()&fs.ModeSymlink != 0:
+					pr.link, _ = os.Readlink(e.p)
+					pr.sum = sum([]byte(pr.link))
+				case fi.Mode().IsRegular() && pr.err == nil:
+					pr.err = errNotRegular // was not one when opened: changing now
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	return first
-}
-
-// scanned is one workspace entry as walkWorkspace found it.
-type scanned struct {
-	p, rel string
-	folder bool
-	fi     fs.FileInfo
-}
-
-// scanWorkspace lists the workspace's entries (see walkWorkspace) with
-// their file information.
-func scanWorkspace(ws, runs string) ([]scanned, error) {
-	var out []scanned
-	err := walkWorkspace(ws, runs, func(p, rel string, d fs.DirEntry, folder bool) error {
-		e := scanned{p: p, rel: rel, folder: folder}
-		if !folder {
-			fi, err := d.Info()
-			if err != nil {
-				return nil // gone since it was listed
-			}
-			e.fi = fi
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	return out, first
 }
 
 // takeSnapshot records the workspace ws into runDir/start (see StartDir),
@@ -366,26 +445,6 @@ func takeSnapshot(ws, runDir string, read policy.ReadRules) error {
 		return fail(err)
 	}
 	defer pack.Close()
-	files := make([]snapshotFile, len(entries))
-	for i, e := range entries {
-		f := &files[i]
-		f.Path = e.rel
-		switch {
-		case e.folder:
-			f.Mode, f.Only = fs.ModeDir|0o755, onlyFolder
-			continue
-		case denied.Denied(e.rel):
-			f.Only = onlyDenied
-		case e.fi.Mode()&fs.ModeSymlink != 0:
-			f.Link, _ = os.Readlink(e.p)
-			f.SHA256 = sum([]byte(f.Link))
-		case !e.fi.Mode().IsRegular():
-			f.Only = onlySkip // a FIFO, socket or device: not recorded
-		case e.fi.Size() > snapshotMaxFile:
-			f.Only = onlyLarge
-		}
-		f.Mode, f.Size, f.MTime = e.fi.Mode(), e.fi.Size(), e.fi.ModTime().UnixNano()
-	}
 	// The contents, several files at once; each distinct content is kept
 	// once, while there is room.
 	var (
@@ -393,36 +452,20 @@ func takeSnapshot(ws, runDir string, read policy.ReadRules) error {
 		pw         = bufio.NewWriterSize(pack, 1<<20)
 		off, total int64
 		kept       = map[[32]byte]int64{}
+		offs       = make([]int64, len(entries)) // each content's offset + 1 (0: not kept)
 	)
-	err = readParallel(len(files), func(i int) (string, int64) {
-		if f := &files[i]; f.Only == "" && f.Link == "" {
-			return entries[i].p, f.Size
-		}
-		return "", 0
-	}, func(i int, data []byte, err error) error {
-		f := &files[i]
-		switch {
-		case errors.Is(err, errTooLarge):
-			f.Only = onlyLarge
-			return nil
-		case err != nil:
-			f.Only = onlyUnreadable
-			return nil
-		}
-		h := sha256.Sum256(data)
-		f.Size, f.SHA256 = int64(len(data)), hex.EncodeToString(h[:])
+	probes, err := probeAll(entries, denied, func(i int, data []byte, h [32]byte) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if o, ok := kept[h]; ok {
-			f.Stored, f.Off = true, o
-		} else if total+f.Size <= snapshotMaxBytes {
+			offs[i] = o + 1
+		} else if n := int64(len(data)); total+n <= snapshotMaxBytes {
 			if _, err := pw.Write(data); err != nil {
 				return err
 			}
-			kept[h] = off
-			f.Stored, f.Off = true, off
-			off += f.Size
-			total += f.Size
+			kept[h], offs[i] = off, off+1
+			off += n
+			total += n
 		}
 		return nil
 	})
@@ -442,9 +485,27 @@ func takeSnapshot(ws, runDir string, read policy.ReadRules) error {
 		return fail(err)
 	}
 	count := 0
-	for _, f := range files {
-		if f.Only == onlySkip {
+	for i, e := range entries {
+		pr := probes[i]
+		f := snapshotFile{Path: e.rel, Size: pr.st.Size, Mode: pr.st.Mode, MTime: pr.st.MTime}
+		switch {
+		case e.folder:
+			f.Mode, f.Only = fs.ModeDir|0o755, onlyFolder
+		case pr.gone:
 			continue
+		case pr.denied:
+			f.Only = onlyDenied
+		case pr.link != "" || pr.st.Mode&fs.ModeSymlink != 0:
+			f.Link, f.SHA256 = pr.link, pr.sum
+		case errors.Is(pr.err, errTooLarge):
+			f.Only = onlyLarge
+		case !pr.st.Mode.IsRegular():
+			continue // a FIFO, socket or device: not the project's
+		case pr.err != nil:
+			f.Only = onlyUnreadable
+		default:
+			f.SHA256 = pr.sum
+			f.Stored, f.Off = offs[i] > 0, max(offs[i]-1, 0)
 		}
 		if err := enc.Encode(f); err != nil {
 			return fail(err)
@@ -704,8 +765,8 @@ func Diff(runDir string) (*Changeset, error) {
 
 // sameStat: a file recorded by name only is unchanged when its size, time
 // and mode are.
-func sameStat(b *snapshotFile, fi fs.FileInfo) bool {
-	return b.Size == fi.Size() && b.MTime == fi.ModTime().UnixNano() && b.Mode == fi.Mode()
+func sameStat(b *snapshotFile, st statInfo) bool {
+	return b.Size == st.Size && b.MTime == st.MTime && b.Mode == st.Mode
 }
 
 // unknownNote says why a start file's content is not known.
@@ -739,22 +800,7 @@ func diffWorkspace(runDir, ws string, lines bool) (*Changeset, error) {
 	}
 	// The contents' hashes, several files at once; what the policy denies
 	// and what is larger than the snapshot's limit is never read.
-	sums := make([]string, len(entries))
-	readErr := make([]error, len(entries))
-	err = readParallel(len(entries), func(i int) (string, int64) {
-		e := entries[i]
-		if e.folder || !e.fi.Mode().IsRegular() || e.fi.Size() > snapshotMaxFile || m.denied.Denied(e.rel) {
-			return "", 0
-		}
-		return e.p, e.fi.Size()
-	}, func(i int, data []byte, err error) error {
-		if err != nil {
-			readErr[i] = err
-		} else {
-			sums[i] = sum(data)
-		}
-		return nil
-	})
+	probes, err := probeAll(entries, m.denied, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -768,10 +814,11 @@ func diffWorkspace(runDir, ws string, lines bool) (*Changeset, error) {
 				ok, seen[i] = false, false // a file where a folder was, or the reverse
 			}
 		}
-		if e.folder {
-			continue // not the project's: not compared
+		pr := probes[ei]
+		if e.folder || pr.gone {
+			continue // a folder that is not the project's is not compared
 		}
-		fi := e.fi
+		st := pr.st
 		fc := FileChange{Path: showPath(e.rel), raw: e.rel, Status: "modified"}
 		if !ok {
 			fc.Status = "added"
@@ -781,36 +828,32 @@ func diffWorkspace(runDir, ws string, lines bool) (*Changeset, error) {
 			c.Files = append(c.Files, fc)
 		}
 		var cur []byte
-		curSum := sums[ei]
 		switch {
-		case m.denied.Denied(e.rel):
+		case pr.denied:
 			fc.denied = true
-			if !ok || !sameStat(b, fi) {
+			if !ok || !sameStat(b, st) {
 				add(true, unknownNote(onlyDenied))
 			}
 			continue
-		case fi.Mode()&fs.ModeSymlink != 0:
-			l, _ := os.Readlink(e.p)
-			cur, curSum = []byte(l), sum([]byte(l))
-		case !fi.Mode().IsRegular():
-			continue
-		case fi.Size() > snapshotMaxFile || errors.Is(readErr[ei], errTooLarge):
-			if !ok || !sameStat(b, fi) {
+		case st.Mode&fs.ModeSymlink != 0:
+			cur = []byte(pr.link)
+		case errors.Is(pr.err, errTooLarge):
+			if !ok || !sameStat(b, st) {
 				add(true, unknownNote(onlyLarge))
 			}
 			continue
-		case readErr[ei] != nil:
-			continue // unreadable now: nothing to compare
+		case !st.Mode.IsRegular() || pr.err != nil:
+			continue // not a file, or unreadable now: nothing to compare
 		}
 		switch {
 		case ok && b.Only != "":
-			if !sameStat(b, fi) {
+			if !sameStat(b, st) {
 				add(true, unknownNote(b.Only))
 			}
 			continue
-		case ok && b.SHA256 == curSum:
-			if b.Mode.Perm() != fi.Mode().Perm() && b.Link == "" {
-				add(false, fmt.Sprintf("mode %v → %v, content unchanged", b.Mode.Perm(), fi.Mode().Perm()))
+		case ok && b.SHA256 == pr.sum:
+			if b.Mode.Perm() != st.Mode.Perm() && b.Link == "" {
+				add(false, fmt.Sprintf("mode %v → %v, content unchanged", b.Mode.Perm(), st.Mode.Perm()))
 			}
 			continue
 		case !lines:
@@ -831,7 +874,7 @@ func diffWorkspace(runDir, ws string, lines bool) (*Changeset, error) {
 			}
 		}
 		if cur == nil {
-			cur, err = readBounded(e.p, fi.Size(), diffMaxFile, nil)
+			cur, _, err = readBounded(e.p, diffMaxFile, nil)
 			switch {
 			case errors.Is(err, errTooLarge):
 				add(true, fmt.Sprintf("larger than %s: lines not compared", byteSize(diffMaxFile)))

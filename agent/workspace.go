@@ -41,15 +41,17 @@ func workspaceHash(dir string) string {
 	_ = walkWorkspace(dir, "", func(p, rel string, d fs.DirEntry, folder bool) error {
 		h.Write([]byte(rel))
 		h.Write([]byte{0})
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if data, err := readBounded(p, fi.Size(), snapshotMaxFile, buf); err == nil && fi.Mode().IsRegular() {
+		data, st, err := readBounded(p, snapshotMaxFile, buf)
+		switch {
+		case err == nil:
 			buf = data
 			h.Write(data)
-		} else {
-			fmt.Fprintf(h, "%d %d %v", fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
+		case st.Mode != 0:
+			fmt.Fprintf(h, "%d %d %v", st.Size, st.MTime, st.Mode)
+		default:
+			if fi, err := d.Info(); err == nil {
+				fmt.Fprintf(h, "%d %d %v", fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
+			}
 		}
 		h.Write([]byte{0})
 		return nil
