@@ -1045,8 +1045,12 @@ func (r *run) baselineOptions() ([]critic.Option, error) {
 		return nil, fmt.Errorf("agent: the start snapshot: %w", err)
 	}
 	dir, ws := r.dir, r.st.Workspace
+	paths := m.paths()
+	if m.Version == 1 {
+		paths = append(paths, r.st.Baseline...) // a version 1 snapshot stopped at 20,000 files
+	}
 	return []critic.Option{
-		critic.WithBaseline(m.paths()...),
+		critic.WithBaseline(paths...),
 		critic.WithChangeList(func() ([]critic.ChangedFile, error) { return changedFiles(dir, ws) }),
 	}, nil
 }
