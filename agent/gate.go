@@ -16,6 +16,10 @@ import (
 // results).
 func (r *run) newGate(p *policy.Policy, role string) *tools.Gate {
 	scope := r.scope()
+	// Commands run in the run's sandbox: one that isolates holds the
+	// path, network and limit rules itself, and the policy then judges
+	// which programs run, not their arguments (policy.Scope.Enforced).
+	scope.Enforced = r.sb.Info().Isolated
 	observe := func(rec tools.Record) { r.observeCall(rec, nil) }
 	if role != RoleWorker {
 		observe = func(rec tools.Record) {

@@ -186,7 +186,10 @@ type checker struct {
 	base  string   // workspace-relative folder relative words start from
 	cwds  []string // folders a shell-mode cd may have moved to
 	links Links    // where workspace paths lead through symlinks; nil: as written
-	depth int
+	// enforced: the sandbox holds the path, network and limit rules
+	// (Scope.Enforced), so only which programs run is judged.
+	enforced bool
+	depth    int
 	// stdin, when set, is the unknown word standing for what a pipeline
 	// feeds this command (find's found files, for xargs).
 	stdin string
@@ -216,7 +219,7 @@ func argvSize(argv []string) int {
 // command is denied unless commands.shell is true, and then every simple
 // command inside is judged and the most restrictive decision wins.
 func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
-	c := &checker{p: p, base: ".", links: s.Links}
+	c := &checker{p: p, base: ".", links: s.Links, enforced: s.Enforced}
 	if s.Dir != "" {
 		dir, ok := cleanRel(s.Dir)
 		if !ok {
@@ -291,7 +294,7 @@ func (c *checker) line(line string) Decision {
 	if argv, ok := simpleArgv(f); ok {
 		return c.argv(argv)
 	}
-	if !c.p.shell {
+	if !c.p.shell && !c.enforced {
 		if c.p.pipes {
 			if d, ok := c.pipeline(f); ok {
 				return d
@@ -335,6 +338,9 @@ func (c *checker) argv(argv []string) Decision {
 				return deny("path-outside-workspace", "program %q leads through a symlink to %s, outside the workspace; run the program by its own name", argv[0], pl.shown())
 			}
 		}
+	}
+	if c.enforced {
+		return c.rules(argv, nil, nil)
 	}
 	if d, bad := c.args(argv); bad {
 		return d

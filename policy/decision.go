@@ -85,6 +85,16 @@ type Scope struct {
 	// that owns the workspace answers; the policy never touches the file
 	// system itself. Without Links, arguments are judged as written.
 	Links Links
+	// Enforced says the command runs in a sandbox that enforces the
+	// policy's path, network and limit rules itself (containerd, userns,
+	// landlock): an allowed program then runs with any arguments,
+	// variables, shell forms, redirections and globs, since the kernel
+	// holds what the argument analysis would. Every program the line runs
+	// must still be allowed by a rule's pattern (wrappers such as sh -c,
+	// env, xargs and find -exec are judged by what they run), and deny and
+	// ask rules still apply. Without it (local, and what runs on the
+	// host) every argument is judged as well.
+	Enforced bool
 }
 
 // Links answers the policy's questions about the symlinks in a workspace.

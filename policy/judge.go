@@ -23,6 +23,11 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 func (c *checker) specified(argv []string, s *spec) Decision {
 	inv, err := s.parse(argv)
 	if err != nil && inv.denied == "" {
+		if c.enforced && !s.wraps() {
+			// An option the spec does not know changes nothing the
+			// sandbox does not hold: the rules' patterns decide.
+			return c.rules(argv, inv.canon, nil)
+		}
 		return c.mismatched(argv, s, err)
 	}
 	if inv.denied != "" {
@@ -50,7 +55,7 @@ func (c *checker) specified(argv []string, s *spec) Decision {
 			d = worse(own, d)
 		}
 		return d
-	case j.code != "":
+	case j.code != "" && !c.enforced:
 		return inlineCode(c, argv, j.code, j.literals)
 	}
 	d := c.rules(argv, inv.canon, func(p *commandPattern) bool { return p.hasLiterals(j.literals) })
@@ -106,6 +111,9 @@ type judgement struct {
 }
 
 func (j *judgement) uses(us []use) (Decision, bool) {
+	if j.c.enforced {
+		return j.enforcedUses(us)
+	}
 	c := j.c
 	// A chdir moves where every other relative word is judged from.
 	for _, u := range us {
@@ -231,6 +239,34 @@ func (j *judgement) uses(us []use) (Decision, bool) {
 	if len(findExec) > 0 || j.inv.has("delete") {
 		found := c.foundRegion(j.inv)
 		j.after = func() Decision { return c.findActions(j.inv, findExec, found) }
+	}
+	return Decision{}, false
+}
+
+// enforcedUses is uses inside an enforcing sandbox: paths, variables and
+// scripts are the sandbox's to hold, so only what the invocation runs is
+// judged (a wrapped command, sh -c's line, find -exec's commands).
+func (j *judgement) enforcedUses(us []use) (Decision, bool) {
+	c := j.c
+	var findExec []use
+	for _, u := range us {
+		switch u.role {
+		case roleCommand:
+			j.wraps = true
+			j.inner = j.command(u)
+		case roleShellCode:
+			j.wraps = true
+			if isUnknown(u.word) {
+				j.inner = deny("unknown-program", "%s -c runs code known only at run time", j.inv.canon[0])
+			} else {
+				j.inner = c.sub().line(u.word)
+			}
+		case roleFindExec, roleFindExecDir:
+			findExec = append(findExec, u)
+		}
+	}
+	if len(findExec) > 0 {
+		j.after = func() Decision { return c.findActions(j.inv, findExec, unknownWord) }
 	}
 	return Decision{}, false
 }

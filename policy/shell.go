@@ -35,7 +35,7 @@ func (s *shellChecker) stmt(st *syntax.Stmt) Decision {
 	if st == nil {
 		return Decision{Verdict: Allow, Rule: "shell", Reason: "empty statement"}
 	}
-	if st.Background {
+	if st.Background && !s.c.enforced {
 		return deny("shell-background", "background jobs (&) could outlive the command's time limit")
 	}
 	if st.Coprocess {
@@ -54,6 +54,15 @@ func (s *shellChecker) stmt(st *syntax.Stmt) Decision {
 }
 
 func (s *shellChecker) redirect(r *syntax.Redirect) Decision {
+	if s.c.enforced {
+		// Where a redirection reads or writes is the sandbox's to hold;
+		// what a substitution in it runs is judged.
+		d := s.substs(r.Word)
+		if r.Hdoc != nil {
+			d = worseStop(d, func() Decision { return s.substs(r.Hdoc) })
+		}
+		return d
+	}
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		if r.Hdoc != nil {
@@ -155,7 +164,7 @@ func (s *shellChecker) command(cmd syntax.Command) Decision {
 		}
 		return s.stmts(x.Do)
 	case *syntax.CaseClause:
-		if v := wordValue(x.Word); v.kind != wordLiteral {
+		if v := wordValue(x.Word); v.kind != wordLiteral && !s.c.enforced {
 			return deny("shell-unjudgeable", "case on %s cannot be judged", nonEmpty(v.what, "a glob"))
 		}
 		d := Decision{Verdict: Allow, Rule: "shell"}
@@ -165,6 +174,16 @@ func (s *shellChecker) command(cmd syntax.Command) Decision {
 		return d
 	case *syntax.FuncDecl:
 		return deny("shell-function", "defining shell functions is denied: a function could shadow an allowed program's name")
+	case *syntax.TestClause, *syntax.ArithmCmd, *syntax.LetClause, *syntax.DeclClause:
+		// Tests, arithmetic and declarations run no program; inside an
+		// enforcing sandbox only their substitutions need judging.
+		if s.c.enforced {
+			return s.substs(x)
+		}
+	case *syntax.TimeClause:
+		if s.c.enforced {
+			return s.stmt(x.Stmt)
+		}
 	}
 	return deny("shell-unsupported", "%s is not supported in commands", nodeName(cmd))
 }
@@ -196,6 +215,17 @@ func nonEmpty(s, def string) string {
 // that start with the option.
 func (s *shellChecker) word(w *syntax.Word) (string, Decision, bool) {
 	v := wordValue(w)
+	if s.c.enforced {
+		// Any argument, expansion or glob: the sandbox holds where it
+		// leads. A command substitution runs a command, judged as one.
+		if d := s.substs(w); d.Verdict != Allow {
+			return "", d, true
+		}
+		if v.kind != wordLiteral {
+			return unknownWord, Decision{}, false
+		}
+		return v.text, Decision{}, false
+	}
 	switch v.kind {
 	case wordUnknown:
 		return "", deny("shell-unjudgeable", "%s is known only at run time, so the command cannot be judged", v.what), true
@@ -221,6 +251,31 @@ func (s *shellChecker) word(w *syntax.Word) (string, Decision, bool) {
 // maxCwds bounds the folders a line's cds may lead to (see call).
 const maxCwds = 64
 
+// substs judges the commands that command and process substitutions in
+// n run (for an enforcing sandbox, where the words themselves may be
+// anything): each must be allowed like a command of the line.
+func (s *shellChecker) substs(n syntax.Node) Decision {
+	d := Decision{Verdict: Allow, Rule: "shell", Reason: "no substitution"}
+	if n == nil {
+		return d
+	}
+	syntax.Walk(n, func(x syntax.Node) bool {
+		if d.Verdict == Deny {
+			return false
+		}
+		switch x := x.(type) {
+		case *syntax.CmdSubst:
+			d = worse(d, s.stmts(x.Stmts))
+			return false
+		case *syntax.ProcSubst:
+			d = worse(d, s.stmts(x.Stmts))
+			return false
+		}
+		return true
+	})
+	return d
+}
+
 // Builtins whose arguments are code or change how later commands resolve.
 var deniedBuiltins = map[string]string{
 	"eval":    "eval runs text that cannot be judged",
@@ -233,7 +288,19 @@ var deniedBuiltins = map[string]string{
 
 func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 	var assigns [][2]string
+	if s.c.enforced {
+		for _, as := range x.Assigns {
+			if as.Value != nil {
+				if d := s.substs(as.Value); d.Verdict != Allow {
+					return d
+				}
+			}
+		}
+	}
 	for _, as := range x.Assigns {
+		if s.c.enforced {
+			break
+		}
 		if as.Name == nil || as.Append || as.Naked || as.Index != nil || as.Array != nil {
 			return deny("shell-unsupported", "this kind of assignment is not supported")
 		}
@@ -305,6 +372,9 @@ func (s *shellChecker) call(x *syntax.CallExpr) Decision {
 		}
 		return Decision{Verdict: Allow, Rule: "shell-assignment", Reason: argv[0] + " of variables some spec names as safe"}
 	case "cd":
+		if s.c.enforced {
+			return Decision{Verdict: Allow, Rule: "shell-cd", Reason: "cd inside the sandbox"}
+		}
 		// cd changes the folder later relative paths are read from; it must
 		// name one folder inside the workspace so they stay judged from it.
 		if len(argv) != 2 || argv[1] == "-" || isUnknown(argv[1]) {

@@ -673,6 +673,25 @@ func (ss *specSet) checkExamplesIn(all *specSet) error {
 	return errors.Join(errs...)
 }
 
+// wraps reports whether the program, or a subcommand of it, runs another
+// command it is given (env, xargs, sh -c, find -exec, git -c alias...):
+// such a program's arguments must be understood to know what runs.
+func (s *spec) wraps() bool {
+	runs := func(r role) bool {
+		return r == roleCommand || r == roleShellCode || r == roleFindExec || r == roleFindExecDir
+	}
+	found := false
+	s.walk(func(x *spec) {
+		for _, o := range x.options {
+			found = found || runs(o.role)
+		}
+		for _, op := range x.operands {
+			found = found || runs(op.role)
+		}
+	})
+	return found
+}
+
 func (s *spec) walk(f func(*spec)) {
 	f(s)
 	for _, n := range slices.Sorted(mapsKeys(s.sub)) {

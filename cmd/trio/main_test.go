@@ -220,7 +220,13 @@ func TestPolicyExplain(t *testing.T) {
 		// Both crashed explain with a nil-pointer panic (exit 2): the
 		// options in GOFLAGS are parsed without a spec of their own.
 		{[]string{"--", "env GOFLAGS=-mod=mod go build ./..."}, exitOK, "allow", `commands.allow`},
-		{[]string{"--", "env GOFLAGS=-o=/etc/x go build ./..."}, exitExplainDeny, "deny", "variable-not-allowed"},
+		{[]string{"--", "env GOFLAGS=-o=/etc/x go build ./..."}, exitExplainDeny, "deny", "path-outside-workspace"},
+		// Inside a kind that enforces the rules, arguments and shell forms
+		// are the sandbox's; which programs run is still judged.
+		{[]string{"--sandbox", "userns", "--", "CGO_ENABLED=0 go build -o bin/app . && ./bin/app --help > help.txt"}, exitOK, "allow", `commands.allow`},
+		{[]string{"--sandbox", "landlock", "--", "go test ./... | tail -5; curl https://example.com"}, exitExplainDeny, "deny", `commands.deny: "curl *"`},
+		{[]string{"--sandbox", "userns", "--", "go build -o /tmp/app ."}, exitOK, "allow", `commands.allow: "go build *"`},
+		{[]string{"--sandbox", "local", "--", "go build -o /tmp/app ."}, exitExplainDeny, "deny", "path-outside-workspace"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {

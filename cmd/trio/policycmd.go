@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,7 +72,7 @@ Exit codes: 0 valid, 3 invalid (or unreadable).`,
 }
 
 func newPolicyExplainCmd(io stdio) *cobra.Command {
-	var file, workspace, path string
+	var file, workspace, path, kind string
 	var write bool
 	cmd := &cobra.Command{
 		Use:   "explain [--policy P] -- COMMAND [ARG...]",
@@ -82,6 +83,12 @@ after --, as words (trio policy explain -- rm -rf build) or as one quoted line,
 which may hold shell syntax (trio policy explain -- 'go test ./... | tail').
 Paths in the command are judged against --workspace (default: the current
 folder; /workspace means the same folder, as inside the sandbox).
+
+--sandbox says where the command would run. In a kind that enforces the
+policy's path, network and limit rules (containerd, userns, landlock), an
+allowed program runs with any arguments and shell forms: only which
+programs run is judged, and deny and ask rules still apply. With local
+(the default), which enforces nothing, every argument is judged too.
 
 With --path FILE instead of a command, explain judges a file tool's access
 to FILE, a workspace-relative path: a read (read_file, list_files,
@@ -102,6 +109,8 @@ unattended policy, ask is still 10 and the output notes that a run denies it.`,
 				return configError(errors.New("give a command after -- or --path FILE, not both"))
 			case write && !byPath:
 				return configError(errors.New("--write goes with --path FILE (a command's writes are judged from the command itself)"))
+			case !slices.Contains([]string{"local", "containerd", "userns", "landlock"}, kind):
+				return configError(fmt.Errorf("--sandbox %q: want local, containerd, userns or landlock", kind))
 			case !byPath && len(args) == 0:
 				return configError(errors.New("no command to explain: give it after --, as in trio policy explain -- rm -rf build (or a file path with --path FILE)"))
 			}
@@ -127,7 +136,10 @@ unattended policy, ask is still 10 and the output notes that a run denies it.`,
 				d = p.CheckPath(path, access)
 				fmt.Fprintf(io.out, "path:     %s (%s)\n", path, what)
 			} else {
-				d = explainCommand(io, p, args, workspace)
+				d = explainCommand(io, p, args, workspace, kind != "local")
+				if kind != "local" {
+					fmt.Fprintf(io.out, "sandbox:  %s (it holds paths, network and limits: which programs run is judged, not their arguments)\n", kind)
+				}
 			}
 			return explainDecision(io, p, d)
 		},
@@ -135,13 +147,14 @@ unattended policy, ask is still 10 and the output notes that a run denies it.`,
 	cmd.Flags().StringVar(&file, "policy", "", "policy file (default: the built-in strict policy)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace paths are judged against (default: the current folder)")
 	cmd.Flags().StringVar(&path, "path", "", "explain a file tool's access to this workspace-relative path instead of a command")
+	cmd.Flags().StringVar(&kind, "sandbox", "local", "the sandbox kind the command would run in: local, containerd, userns or landlock")
 	cmd.Flags().BoolVar(&write, "write", false, "with --path: judge a write (write_file, edit_file) instead of a read")
 	return cmd
 }
 
 // explainCommand judges the command given as args, prints it and returns
 // the decision.
-func explainCommand(io stdio, p *policy.Policy, args []string, workspace string) policy.Decision {
+func explainCommand(io stdio, p *policy.Policy, args []string, workspace string, enforced bool) policy.Decision {
 	line := args[0]
 	if len(args) > 1 {
 		line = shellJoin(args)
@@ -155,7 +168,7 @@ func explainCommand(io stdio, p *policy.Policy, args []string, workspace string)
 	if ws == "" {
 		ws = "."
 	}
-	d := p.CheckCommand(c, policy.Scope{Workspace: abs(ws), Aliases: []string{"/workspace"}})
+	d := p.CheckCommand(c, policy.Scope{Workspace: abs(ws), Aliases: []string{"/workspace"}, Enforced: enforced})
 	if len(c.Argv) > 0 && !c.Shell {
 		fmt.Fprintf(io.out, "command:  %s\n", quoteArgv(c.Argv))
 	} else {
