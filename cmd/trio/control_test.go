@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/landlock"
 )
 
 // controlScript plans a one-file Python project whose Worker, in a
@@ -86,7 +87,8 @@ const controlScript = `roles:
 `
 
 // Trio's control plane is out of the Worker's reach, in each isolating
-// kind. In a workspace that is the folder trio runs from (so ./trio.yaml
+// kind (landlock, which cannot hide the run folder, refuses it inside the
+// workspace and is tested with it outside). In a workspace that is the folder trio runs from (so ./trio.yaml
 // and ./runs lie in it), the Worker's write of trio.yaml is refused, a
 // trio.yaml its code writes is gone after the command, its hook never
 // runs on the host, and its code finds no file of the run folder to read
@@ -104,6 +106,11 @@ func TestControlPlaneOutOfReach(t *testing.T) {
 		t.Skipf("bwrap missing: %v", err)
 	}
 	kinds := []string{"userns"}
+	if err := landlock.Available(context.Background()); err == nil {
+		kinds = append(kinds, "landlock")
+	} else if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and Landlock is unavailable: %v", err)
+	}
 	if err := containerd.Available(context.Background(), ""); err == nil {
 		kinds = append(kinds, "containerd")
 	} else if os.Getenv("CI") == "true" {
@@ -125,8 +132,10 @@ func controlPlane(t *testing.T, kind string) {
 	script := filepath.Join(dir, "script.yaml")
 	os.WriteFile(script, []byte(strings.ReplaceAll(controlScript, "MARKER", marker)), 0o644)
 	env := cleanEnv(envScript+"="+script, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	var runsFlag []string
 	run := func(extra ...string) result {
-		return trio(t, ws, env, append([]string{"run", "--goal", "x", "--workspace", ".", "--reuse-workspace", "--unattended"}, extra...)...)
+		args := append([]string{"run", "--goal", "x", "--workspace", ".", "--reuse-workspace", "--unattended"}, runsFlag...)
+		return trio(t, ws, env, append(args, extra...)...)
 	}
 
 	// The local kind cannot hide ./runs from commands: refused.
@@ -137,10 +146,22 @@ func controlPlane(t *testing.T, kind string) {
 	if entries, _ := os.ReadDir(filepath.Join(ws, "runs")); len(entries) != 0 {
 		t.Errorf("the refused local run left run folders: %v", entries)
 	}
+	runs := filepath.Join(ws, "runs")
+	if kind == "landlock" {
+		// Landlock only grants access: it cannot hide ./runs either, and
+		// refuses it; the rest runs with the run folder outside.
+		r := run("--sandbox", kind)
+		if r.code != exitConfig || !strings.Contains(r.stderr, "runs") {
+			t.Errorf("landlock with the run folder inside the workspace: exit %d, want 3 naming it:\n%s", r.code, r.stderr)
+		}
+		os.Remove(runs) // the empty runs folder the refused runs made
+		runs = filepath.Join(dir, "runs")
+		runsFlag = []string{"--runs-dir", runs}
+	}
 
 	r = run("--sandbox", kind)
 	if r.code != exitOK {
-		traces, _ := filepath.Glob(filepath.Join(ws, "runs", "*", "trace.jsonl"))
+		traces, _ := filepath.Glob(filepath.Join(runs, "*", "trace.jsonl"))
 		for _, tr := range traces {
 			b, _ := os.ReadFile(tr)
 			t.Logf("%s:\n%s", tr, b)
@@ -153,12 +174,12 @@ func controlPlane(t *testing.T, kind string) {
 	if _, err := os.Lstat(filepath.Join(ws, "trio.yaml")); err == nil {
 		t.Error("trio.yaml exists after the run: the Worker planted it")
 	}
-	runs, _ := filepath.Glob(filepath.Join(ws, "runs", "*", "trace.jsonl"))
-	if len(runs) != 1 {
-		t.Fatalf("traces: %v", runs)
+	traces, _ := filepath.Glob(filepath.Join(runs, "*", "trace.jsonl"))
+	if len(traces) != 1 {
+		t.Fatalf("traces: %v", traces)
 	}
-	runDir := filepath.Dir(runs[0])
-	trace, _ := os.ReadFile(runs[0])
+	runDir := filepath.Dir(traces[0])
+	trace, _ := os.ReadFile(traces[0])
 	for _, want := range []string{`Trio's control files`, "PROBE ", "RUNFILES 0"} {
 		if !strings.Contains(string(trace), want) {
 			t.Errorf("the trace lacks %q (the write refused, the probe ran and found no run file)", want)
@@ -169,7 +190,7 @@ func controlPlane(t *testing.T, kind string) {
 			t.Errorf("the sandboxed code could %s", bad)
 		}
 	}
-	filepath.Walk(filepath.Join(ws, "runs"), func(p string, info os.FileInfo, err error) error {
+	filepath.Walk(runs, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return nil
 		}
