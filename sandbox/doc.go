@@ -1,9 +1,56 @@
 // Package sandbox runs the commands of one run and bounds what they may use.
 //
 // It owns the [Sandbox] interface that tools run commands through, the
-// [Local] implementation, and [CappedBuffer], the bounded output writer every
-// implementation shares. The isolating implementations live in
-// sandbox/containerd (root) and sandbox/userns (bubblewrap, no root).
+// registry of kinds ([Register], [Open], [Available], [Prune]), the errors
+// every kind wraps ([ErrUnavailable], [ErrConfig], [Error]), the paths and
+// defaults the isolating kinds share, the [Local] implementation, and
+// [CappedBuffer], the bounded output writer every implementation shares.
+// The isolating implementations live in sandbox/containerd (root),
+// sandbox/userns (bubblewrap, no root) and sandbox/landlock (nothing to
+// install, no namespaces).
+//
+// # Opening a sandbox
+//
+// Callers never call a kind's constructor: they name a kind and give the
+// per-run part, as database/sql names a driver:
+//
+//	sb, err := sandbox.Open(ctx, "userns", sandbox.RunSpec{
+//		Workspace: ws, Limits: limits, PathRules: rules,
+//		Settings:  userns.Config{Bwrap: "/usr/bin/bwrap"}, // nil: defaults
+//	})
+//
+// A kind is available once its package is imported (its init function
+// registers it). Which kind "auto" means is decided in one place,
+// agent.ChooseSandbox, which every caller uses. A failure is an [*Error]
+// naming the kind and the step; errors.Is(err, ErrUnavailable) says the
+// kind cannot run here, whatever the kind.
+//
+// # Adding a kind
+//
+// A kind is one folder plus one registration; no other kind and no caller
+// changes, and kinds never import each other (what they share lives here):
+//
+//  1. Make sandbox/<kind> with a doc.go saying what it enforces and, as
+//     exactly, what it does not that the others do.
+//  2. Give it a Config for its own settings only, and a type satisfying
+//     [Sandbox] (and [Starter], when it can run a stdio MCP server;
+//     [Resetter], when it can start over between commands). Info lists
+//     every limit of [Limits] in Enforced or NotEnforced, each
+//     NotEnforced entry starting with the limit's name ("cpus: ...").
+//  3. Wrap [ErrUnavailable] in its "cannot run here" errors and
+//     [ErrConfig] in its bad-settings errors.
+//  4. Register a [Driver] from init: Register("<kind>", driver{}). The
+//     driver takes its Config from RunSpec.Settings (nil means defaults);
+//     it may also be a [WorkspaceChecker] (it cannot run on some
+//     workspaces) and a [Pruner] (its sandboxes leave state on the host
+//     when their process is killed; trio sandbox prune then finds it).
+//  5. Pass the shared conformance suite of internal/sandboxtest: Run (or
+//     RunWith) for Exec, every effect row it claims, and, for a Starter,
+//     the MCP server of BuildMCPServer started with Start, as root and as
+//     an ordinary user (see how sandbox/userns re-runs its tests as
+//     nobody).
+//  6. For auto to try it, add it to agent's autoKinds in its place, and
+//     import it from agent so that it registers.
 //
 // [Local] does NOT isolate. A command it runs is an ordinary process of the
 // host user: it can read and write anything that user can, reach the network

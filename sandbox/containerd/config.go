@@ -3,7 +3,6 @@ package containerd
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,9 +115,9 @@ type Config struct {
 
 var (
 	// ErrUnavailable means containerd could not be reached.
-	ErrUnavailable = errors.New("containerd unavailable")
+	ErrUnavailable = fmt.Errorf("containerd %w", sandbox.ErrUnavailable)
 	// ErrConfig means the Config is unusable.
-	ErrConfig = errors.New("invalid sandbox config")
+	ErrConfig = sandbox.ErrConfig
 )
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)

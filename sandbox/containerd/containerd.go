@@ -359,7 +359,7 @@ func containerEnv(cfg Config) []string {
 
 // Info reports an isolating sandbox whose workspace is /workspace.
 func (s *Sandbox) Info() sandbox.Info {
-	return sandbox.Info{Kind: "containerd", Isolated: true, WorkspaceDir: WorkspaceDir}
+	return sandbox.Info{Kind: Kind, Isolated: true, WorkspaceDir: WorkspaceDir}
 }
 
 // ID is the container's id in containerd.

@@ -21,16 +21,7 @@ import (
 
 // Leftover is what a dead run left (a container, or a state folder no
 // container named) and what Prune did about it.
-type Leftover struct {
-	Container string `json:"container"` // "": a state folder no container named
-	// State is the dead run's state folder, removed.
-	State string `json:"state,omitempty"`
-	Run   string `json:"run"`
-	Owner string `json:"owner"` // host/pid/start time of the dead process
-	// Workspace is the folder given back to its owner, when the dead run
-	// had lent it to the sandbox user.
-	Workspace string `json:"workspace,omitempty"`
-}
+type Leftover = sandbox.Leftover
 
 // Prune removes, from the containerd at cfg.Address (namespace
 // cfg.Namespace), every container Trio made whose creating process has
@@ -92,7 +83,7 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 			errs = append(errs, err)
 			continue
 		}
-		l := Leftover{Container: ctr.ID(), Run: labels[LabelRun], Owner: labels[LabelOwner]}
+		l := Leftover{Kind: Kind, Container: ctr.ID(), Run: labels[LabelRun], Owner: labels[LabelOwner]}
 		if err := removeRun(labels, &l); err != nil {
 			errs = append(errs, fmt.Errorf("container %s: %w", ctr.ID(), err))
 		}
@@ -116,7 +107,7 @@ func removeLeftovers(ctx context.Context, c *client.Client, stateDir string) ([]
 			labels[LabelState] != dir || !sandbox.OwnerGone(labels[LabelOwner]) {
 			continue
 		}
-		l := Leftover{Run: labels[LabelRun], Owner: labels[LabelOwner], State: dir}
+		l := Leftover{Kind: Kind, Run: labels[LabelRun], Owner: labels[LabelOwner], State: dir}
 		if err := removeRun(labels, &l); err != nil {
 			errs = append(errs, fmt.Errorf("state folder %s: %w", dir, err))
 		}

@@ -32,13 +32,13 @@ const Kind = "landlock"
 var (
 	// ErrUnavailable means this kernel has no Landlock (or this process
 	// may not use it). The message says what to do instead.
-	ErrUnavailable = errors.New("landlock sandbox unavailable")
+	ErrUnavailable = fmt.Errorf("landlock sandbox %w", sandbox.ErrUnavailable)
 	// ErrDeniedPath means the workspace holds a path the policy denies
 	// (paths.deny): Landlock only grants access, so this kind cannot hide
 	// it from commands, and refuses to run them there.
-	ErrDeniedPath = errors.New("the landlock sandbox cannot hide a denied path")
+	ErrDeniedPath = fmt.Errorf("%w: the landlock sandbox cannot hide a denied path", sandbox.ErrUnavailable)
 	// ErrConfig means the Config is unusable.
-	ErrConfig = errors.New("invalid sandbox config")
+	ErrConfig = sandbox.ErrConfig
 )
 
 // Config describes one run's sandbox.
@@ -259,36 +259,36 @@ func removeState(dir string) error {
 
 // removeLeftovers removes this user's state folders whose owner process
 // died without Close (kill -9).
-func removeLeftovers(stateDir string) {
+func removeLeftovers(stateDir string) ([]sandbox.Leftover, error) {
 	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
+	var out []sandbox.Leftover
+	var errs []error
 	for _, d := range dirs {
 		st, err := os.Lstat(d)
 		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err == nil && sandbox.OwnerGone(string(b)) {
-			_ = removeState(d)
+		if err != nil || !sandbox.OwnerGone(string(b)) {
+			continue
 		}
+		if err := removeState(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, sandbox.Leftover{Kind: Kind, State: d, Owner: strings.TrimSpace(string(b))})
 	}
+	return out, errors.Join(errs...)
 }
 
 // Prune removes the state folders in stateDir ("" for os.TempDir()) that
-// this user's sandboxes left behind when their process died, and returns
-// them.
-func Prune(stateDir string) []string {
+// this user's sandboxes left behind when their process died, and says
+// which.
+func Prune(stateDir string) ([]sandbox.Leftover, error) {
 	if stateDir == "" {
 		stateDir = os.TempDir()
 	}
-	before, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
-	removeLeftovers(stateDir)
-	var gone []string
-	for _, d := range before {
-		if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
-			gone = append(gone, d)
-		}
-	}
-	return gone
+	return removeLeftovers(stateDir)
 }
 
 // commandEnv is the allow-listed environment of every command, with the

@@ -1,7 +1,6 @@
 package userns
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -76,9 +75,9 @@ var (
 	// ErrUnavailable means this machine cannot run the sandbox: bwrap is
 	// missing or user namespaces are disabled. The message says how to fix
 	// it.
-	ErrUnavailable = errors.New("user-namespace sandbox unavailable")
+	ErrUnavailable = fmt.Errorf("user-namespace sandbox %w", sandbox.ErrUnavailable)
 	// ErrConfig means the Config is unusable.
-	ErrConfig = errors.New("invalid sandbox config")
+	ErrConfig = sandbox.ErrConfig
 )
 
 func (c Config) withDefaults() (Config, error) {

@@ -411,18 +411,26 @@ func removeState(dir string) error {
 // trusted builds' folders) whose owner process died without Close (kill
 // -9): their commands died with it (--die-with-parent), only the folders
 // stay behind.
-func removeLeftovers(stateDir string) {
+func removeLeftovers(stateDir string) ([]sandbox.Leftover, error) {
 	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
+	var out []sandbox.Leftover
+	var errs []error
 	for _, d := range dirs {
 		st, err := os.Lstat(d)
 		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err == nil && sandbox.OwnerGone(string(b)) {
-			_ = removeState(d)
+		if err != nil || !sandbox.OwnerGone(string(b)) {
+			continue
 		}
+		if err := removeState(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, sandbox.Leftover{Kind: Kind, State: d, Owner: strings.TrimSpace(string(b))})
 	}
+	return out, errors.Join(errs...)
 }
 
 // Exec runs cmd in a new sandbox: new namespaces, the path rules planned

@@ -1,0 +1,66 @@
+package containerd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+// Kind is the sandbox kind users name (Info.Kind, --sandbox containerd).
+const Kind = "containerd"
+
+func init() { sandbox.Register(Kind, driver{}) }
+
+// driver is the kind as package sandbox's registry opens it.
+type driver struct{}
+
+func settings(v any) (Config, error) {
+	switch c := v.(type) {
+	case nil:
+		return Config{}, nil
+	case Config:
+		return c, nil
+	case *Config:
+		if c != nil {
+			return *c, nil
+		}
+		return Config{}, nil
+	}
+	return Config{}, fmt.Errorf("%w: settings of type %T, want containerd.Config", ErrConfig, v)
+}
+
+func (driver) Available(ctx context.Context, s any) error {
+	cfg, err := settings(s)
+	if err != nil {
+		return err
+	}
+	return Available(ctx, cfg.Address)
+}
+
+func (driver) Open(ctx context.Context, spec sandbox.RunSpec) (sandbox.Sandbox, error) {
+	cfg, err := settings(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Workspace, cfg.Limits, cfg.Rules = spec.Workspace, spec.Limits, spec.PathRules
+	if spec.RunID != "" {
+		cfg.RunID = spec.RunID
+	}
+	if spec.Progress != nil {
+		cfg.Progress = spec.Progress
+	}
+	s, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (driver) Prune(ctx context.Context, s any) ([]sandbox.Leftover, error) {
+	cfg, err := settings(s)
+	if err != nil {
+		return nil, err
+	}
+	return Prune(ctx, Config{Address: cfg.Address, Namespace: cfg.Namespace, StateDir: cfg.StateDir})
+}

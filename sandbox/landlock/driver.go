@@ -1,0 +1,63 @@
+package landlock
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+func init() { sandbox.Register(Kind, driver{}) }
+
+// driver is the kind as package sandbox's registry opens it.
+type driver struct{}
+
+func settings(v any) (Config, error) {
+	switch c := v.(type) {
+	case nil:
+		return Config{}, nil
+	case Config:
+		return c, nil
+	case *Config:
+		if c != nil {
+			return *c, nil
+		}
+		return Config{}, nil
+	}
+	return Config{}, fmt.Errorf("%w: settings of type %T, want landlock.Config", ErrConfig, v)
+}
+
+func (driver) Available(ctx context.Context, s any) error {
+	if _, err := settings(s); err != nil {
+		return err
+	}
+	return Available(ctx)
+}
+
+func (driver) CheckWorkspace(dir string, rules sandbox.PathRules) error {
+	return CheckWorkspace(dir, rules)
+}
+
+func (driver) Open(ctx context.Context, spec sandbox.RunSpec) (sandbox.Sandbox, error) {
+	cfg, err := settings(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Workspace, cfg.Limits, cfg.PathRules = spec.Workspace, spec.Limits, spec.PathRules
+	if spec.Progress != nil {
+		cfg.Progress = spec.Progress
+	}
+	s, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (driver) Prune(_ context.Context, s any) ([]sandbox.Leftover, error) {
+	cfg, err := settings(s)
+	if err != nil {
+		return nil, err
+	}
+	return Prune(cfg.StateDir)
+}

@@ -1,0 +1,85 @@
+package userns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/trioagent/trio/sandbox"
+)
+
+func init() { sandbox.Register(Kind, driver{}) }
+
+// driver is the kind as package sandbox's registry opens it.
+type driver struct{}
+
+func settings(v any) (Config, error) {
+	switch c := v.(type) {
+	case nil:
+		return Config{}, nil
+	case Config:
+		return c, nil
+	case *Config:
+		if c != nil {
+			return *c, nil
+		}
+		return Config{}, nil
+	}
+	return Config{}, fmt.Errorf("%w: settings of type %T, want userns.Config", ErrConfig, v)
+}
+
+func (driver) Available(ctx context.Context, s any) error {
+	cfg, err := settings(s)
+	if err != nil {
+		return err
+	}
+	return Available(ctx, cfg.Bwrap)
+}
+
+func (driver) Open(ctx context.Context, spec sandbox.RunSpec) (sandbox.Sandbox, error) {
+	cfg, err := settings(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Workspace, cfg.Limits, cfg.PathRules = spec.Workspace, spec.Limits, spec.PathRules
+	if spec.Progress != nil {
+		cfg.Progress = spec.Progress
+	}
+	s, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Prune removes the state folders, and the trusted builds' folders of
+// the warm cache, that this user's sandboxes left when their process
+// died (their commands died with it).
+func (driver) Prune(_ context.Context, s any) ([]sandbox.Leftover, error) {
+	cfg, err := settings(s)
+	if err != nil {
+		return nil, err
+	}
+	return Prune(cfg.StateDir, cfg.WarmCache)
+}
+
+// Prune removes the state folders in stateDir ("" for os.TempDir()), and
+// the trusted builds' folders in warmCache ("" for
+// sandbox.DefaultWarmCache(); "none" for none), that this user's
+// sandboxes left when their process died, and says which.
+func Prune(stateDir, warmCache string) ([]sandbox.Leftover, error) {
+	if stateDir == "" {
+		stateDir = os.TempDir()
+	}
+	if warmCache == "" {
+		warmCache = sandbox.DefaultWarmCache()
+	}
+	out, err := removeLeftovers(stateDir)
+	if warmCache != "none" {
+		more, werr := removeLeftovers(filepath.Join(warmCache, "runs"))
+		out, err = append(out, more...), errors.Join(err, werr)
+	}
+	return out, err
+}
