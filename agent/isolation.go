@@ -5,43 +5,52 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/landlock"
-	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
 
 // ErrNoIsolation is wrapped when a run would have to run commands without
-// isolation and nobody said yes: neither containerd nor the userns sandbox
-// can run here, and the policy is unattended or there is no Confirmer (or
+// isolation and nobody said yes: no isolating kind (containerd, userns,
+// landlock) can run here, and the policy is unattended or there is no Confirmer (or
 // the person said no). The message lists the ways forward.
 var ErrNoIsolation = errors.New("no isolating sandbox")
 
-// chooseIsolated picks what auto falls back to once containerd is
-// unreachable (cdErr): the userns sandbox when this machine can run it;
-// else the landlock sandbox when this kernel has Landlock and the
-// policy's workspace (when it names one) holds no denied path; else
-// local, but only after a person confirmed it through c.
-func chooseIsolated(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c policy.Confirmer, cdErr error) (SandboxChoice, error) {
+// chooseIsolated decides auto: the first of sc.Auto (default autoKinds)
+// that can run here
+// (a kind that checks workspaces, landlock, on the policy's workspace
+// when it names one that exists); else local, but only after a person
+// confirmed it through c.
+func chooseIsolated(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c policy.Confirmer) (SandboxChoice, error) {
 	ch := SandboxChoice{Config: sc}
-	ch.Config.Kind = SandboxUserns
-	usErr := userns.Available(ctx, sc.Userns.Bwrap)
-	if usErr == nil {
-		return ch, nil
-	}
-	llErr := landlock.Available(ctx)
-	if llErr == nil && pol != nil && pol.Workspace() != "" {
+	var ws string
+	var rules sandbox.PathRules
+	if pol != nil && pol.Workspace() != "" {
 		if _, err := os.Stat(pol.Workspace()); err == nil {
-			llErr = landlock.CheckWorkspace(pol.Workspace(), tools.PathRules(pol))
+			ws, rules = pol.Workspace(), tools.PathRules(pol)
 		}
 	}
-	if llErr == nil {
-		ch.Config.Kind = SandboxLandlock
-		return ch, nil
+	var whys []error
+	kinds := autoKinds
+	if sc.Auto != nil {
+		kinds = sc.Auto
 	}
-	why := fmt.Errorf("containerd: %w; userns: %w; landlock: %w", cdErr, usErr, llErr)
+	for _, kind := range kinds {
+		k := sc
+		k.Kind = kind
+		err := sandbox.Available(ctx, kind, k.Settings(), ws, rules)
+		if err == nil {
+			ch.Config.Kind = kind
+			return ch, nil
+		}
+		whys = append(whys, err)
+	}
+	why := errors.New("SandboxConfig.Auto names no kind")
+	if len(whys) > 0 {
+		why = fmt.Errorf(strings.Repeat("%w; ", len(whys)-1)+"%w", anys(whys)...)
+	}
 	refuse := func(because string) error {
 		return fmt.Errorf("agent: %w (%s). Four ways forward: start containerd (`sudo systemctl start containerd`); "+
 			"install bubblewrap and enable unprivileged user namespaces, for the userns sandbox; use a kernel with Landlock (5.13+), for the landlock sandbox; or choose the local kind "+
@@ -78,18 +87,10 @@ func chooseIsolated(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c
 	return ch, nil
 }
 
-// openUserns opens the userns sandbox on the run's workspace with the
-// run's limits and path rules.
-func (r *run) openUserns(ctx context.Context, limits sandbox.Limits) (sandbox.Sandbox, error) {
-	cfg := r.choice.userns
-	cfg.Workspace, cfg.Limits, cfg.PathRules = r.st.Workspace, limits, r.sandboxRules()
-	cfg.Progress = func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) }
-	s, err := userns.New(ctx, cfg)
-	if errors.Is(err, userns.ErrUnavailable) {
-		return nil, fmt.Errorf("agent: %w", err) // it names the sandbox already
+func anys(errs []error) []any {
+	out := make([]any, len(errs))
+	for i, e := range errs {
+		out[i] = e
 	}
-	if err != nil {
-		return nil, fmt.Errorf("agent: userns sandbox: %w", err)
-	}
-	return s, nil
+	return out
 }

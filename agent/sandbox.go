@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/trioagent/trio/policy"
@@ -23,10 +22,10 @@ const (
 	SandboxAuto = "auto"
 	// SandboxContainerd is containerd or nothing: the run fails with the
 	// sandbox's guidance when containerd is unreachable.
-	SandboxContainerd = "containerd"
+	SandboxContainerd = containerd.Kind
 	// SandboxLocal runs commands on this machine without isolation (a
 	// warning event says so).
-	SandboxLocal = "local"
+	SandboxLocal = sandbox.LocalKind
 	// SandboxUserns is the unprivileged sandbox (bubblewrap, Landlock,
 	// seccomp; see sandbox/userns) or nothing.
 	SandboxUserns = userns.Kind
@@ -55,6 +54,11 @@ type SandboxConfig struct {
 	// Landlock configures the landlock sandbox; its Workspace, Limits and
 	// PathRules are the run's.
 	Landlock landlock.Config
+	// Auto lists the isolating kinds auto tries, in order; nil means
+	// containerd, userns, landlock. Leaving one out (landlock hides no
+	// denied path and has no cgroup) makes auto ask for local sooner,
+	// never pick it unasked.
+	Auto []string
 }
 
 // WithSandboxConfig describes where commands run; the run opens that
@@ -69,6 +73,11 @@ func WithSandboxConfig(sc SandboxConfig) Option {
 		default:
 			return fmt.Errorf("agent: WithSandboxConfig: kind %q: want %s, %s, %s, %s or %s", sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLandlock, SandboxLocal)
 		}
+		for _, k := range sc.Auto {
+			if _, ok := sandbox.Lookup(k); !ok || k == SandboxLocal {
+				return fmt.Errorf("agent: WithSandboxConfig: Auto: kind %q: want isolating kinds (%s, %s, %s)", k, SandboxContainerd, SandboxUserns, SandboxLandlock)
+			}
+		}
 		c.sandboxCfg = &sc
 		return nil
 	}
@@ -77,11 +86,8 @@ func WithSandboxConfig(sc SandboxConfig) Option {
 // sandboxChoice is what a run will open, decided before the run folder is
 // made so that an unreachable containerd leaves nothing behind.
 type sandboxChoice struct {
-	given    sandbox.Sandbox // WithSandbox: used as is, never closed
-	kind     string          // SandboxContainerd, SandboxUserns, SandboxLandlock or SandboxLocal
-	cfg      containerd.Config
-	userns   userns.Config
-	landlock landlock.Config
+	given sandbox.Sandbox // WithSandbox: used as is, never closed
+	sc    SandboxConfig   // its Kind decided: never SandboxAuto
 	// fallback is why auto fell back to local.
 	fallback error
 }
@@ -96,14 +102,34 @@ type SandboxChoice struct {
 	Fallback error
 }
 
-// ChooseSandbox decides what sc means here, by the rule every run follows
-// (see SandboxAuto): containerd when it answers, else userns when this
-// machine can run it, else local only when c confirms it and pol is not
+// Settings is the kind's own settings for Kind (sc.Containerd,
+// sc.Userns or sc.Landlock), nil for local: what sandbox.Open takes as
+// RunSpec.Settings.
+func (sc SandboxConfig) Settings() any {
+	switch sc.Kind {
+	case SandboxContainerd:
+		return sc.Containerd
+	case SandboxUserns:
+		return sc.Userns
+	case SandboxLandlock:
+		return sc.Landlock
+	}
+	return nil
+}
+
+// autoKinds are the isolating kinds auto tries by default, in order;
+// local comes after them only when a person says so.
+var autoKinds = []string{SandboxContainerd, SandboxUserns, SandboxLandlock}
+
+// ChooseSandbox decides what sc means here, by the one rule every caller
+// follows (see SandboxAuto): the first of containerd, userns and landlock
+// that can run here (landlock also on the policy's workspace, when it
+// names one), else local only when c confirms it and pol is not
 // unattended; otherwise an error wrapping ErrNoIsolation that lists the
-// ways forward. A named kind that cannot run here is an error wrapping
-// that kind's ErrUnavailable; SandboxLocal is taken as asked. Callers that
-// open sandboxes themselves (trio eval and its judge) use it so that they
-// isolate exactly as a run does.
+// ways forward. A named kind that cannot run here is a *sandbox.Error
+// wrapping sandbox.ErrUnavailable; SandboxLocal is taken as asked. trio
+// run and resume, trio tools, trio eval and its judge all come here, and
+// then open the kind with OpenSandbox.
 func ChooseSandbox(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c policy.Confirmer) (SandboxChoice, error) {
 	if sc.Kind == "" {
 		sc.Kind = SandboxAuto
@@ -112,32 +138,28 @@ func ChooseSandbox(ctx context.Context, sc SandboxConfig, pol *policy.Policy, c 
 	switch sc.Kind {
 	case SandboxLocal:
 		return ch, nil
-	case SandboxUserns:
-		if err := userns.Available(ctx, sc.Userns.Bwrap); err != nil {
-			return ch, fmt.Errorf("agent: %w", err)
-		}
-		return ch, nil
-	case SandboxLandlock:
-		if err := landlock.Available(ctx); err != nil {
-			return ch, fmt.Errorf("agent: %w", err)
-		}
-		return ch, nil
-	case SandboxContainerd, SandboxAuto:
-	default:
+	case SandboxAuto:
+		return chooseIsolated(ctx, sc, pol, c)
+	}
+	if _, ok := sandbox.Lookup(sc.Kind); !ok {
 		return ch, fmt.Errorf("agent: %w: sandbox kind %q: want %s, %s, %s, %s or %s", ErrInvalidOption, sc.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLandlock, SandboxLocal)
 	}
-	if err := containerd.Available(ctx, sc.Containerd.Address); err != nil {
-		if sc.Kind == SandboxContainerd {
-			return ch, fmt.Errorf("agent: %w", err) // err says "containerd unavailable at ..."
-		}
-		return chooseIsolated(ctx, sc, pol, c, err)
+	if err := sandbox.Available(ctx, sc.Kind, sc.Settings(), "", nil); err != nil {
+		return ch, fmt.Errorf("agent: %w", err)
 	}
-	ch.Config.Kind = SandboxContainerd
 	return ch, nil
 }
 
+// OpenSandbox opens the sandbox sc names (a decided kind: see
+// ChooseSandbox) with the kind's settings from sc and the per-run part
+// from spec. Its error is a *sandbox.Error.
+func OpenSandbox(ctx context.Context, sc SandboxConfig, spec sandbox.RunSpec) (sandbox.Sandbox, error) {
+	spec.Settings = sc.Settings()
+	return sandbox.Open(ctx, sc.Kind, spec)
+}
+
 // chooseSandbox resolves the configured kind; SandboxContainerd with
-// containerd unreachable is an error wrapping containerd.ErrUnavailable.
+// containerd unreachable is an error wrapping sandbox.ErrUnavailable.
 func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
 	if a.cfg.sandbox != nil {
 		return sandboxChoice{given: a.cfg.sandbox}, nil
@@ -147,53 +169,23 @@ func (a *Agent) chooseSandbox(ctx context.Context) (sandboxChoice, error) {
 		sc = *a.cfg.sandboxCfg
 	}
 	c, err := ChooseSandbox(ctx, sc, a.cfg.policy, a.cfg.confirmer)
-	return sandboxChoice{kind: c.Config.Kind, cfg: sc.Containerd, userns: sc.Userns, landlock: sc.Landlock, fallback: c.Fallback}, err
+	return sandboxChoice{sc: c.Config, fallback: c.Fallback}, err
 }
 
 // openSandbox opens the chosen sandbox for this run's workspace. The
 // sandbox it returns as owned is closed when the run ends.
 func (r *run) openSandbox(ctx context.Context, limits sandbox.Limits) (sb, owned sandbox.Sandbox, err error) {
-	ch := r.choice
-	switch {
-	case ch.given != nil:
-		return ch.given, nil, nil
-	case ch.kind == SandboxContainerd:
-		cfg := ch.cfg
-		cfg.Workspace, cfg.RunID, cfg.Limits = r.st.Workspace, r.st.RunID, limits
-		cfg.Rules = r.sandboxRules()
-		cfg.Progress = func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) }
-		c, err := containerd.New(ctx, cfg)
-		if errors.Is(err, containerd.ErrUnavailable) {
-			return nil, nil, fmt.Errorf("agent: %w", err) // it names containerd already
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent: containerd sandbox: %w", err)
-		}
-		return c, c, nil
-	case ch.kind == SandboxUserns:
-		u, err := r.openUserns(ctx, limits)
-		if err != nil {
-			return nil, nil, err
-		}
-		return u, u, nil
-	case ch.kind == SandboxLandlock:
-		cfg := ch.landlock
-		cfg.Workspace, cfg.Limits, cfg.PathRules = r.st.Workspace, limits, r.sandboxRules()
-		cfg.Progress = func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) }
-		l, err := landlock.New(ctx, cfg)
-		if errors.Is(err, landlock.ErrUnavailable) || errors.Is(err, landlock.ErrDeniedPath) {
-			return nil, nil, fmt.Errorf("agent: %w", err) // it names the sandbox already
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent: landlock sandbox: %w", err)
-		}
-		return l, l, nil
+	if r.choice.given != nil {
+		return r.choice.given, nil, nil
 	}
-	l, err := sandbox.NewLocal(r.st.Workspace, limits)
+	s, err := OpenSandbox(ctx, r.choice.sc, sandbox.RunSpec{
+		Workspace: r.st.Workspace, RunID: r.st.RunID, Limits: limits, PathRules: r.sandboxRules(),
+		Progress: func(msg string) { r.emit(Event{Kind: EventSandbox, Message: msg}) },
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent: local sandbox: %w", err)
+		return nil, nil, fmt.Errorf("agent: %w", err) // it names the kind
 	}
-	return l, l, nil
+	return s, s, nil
 }
 
 // sandboxRules are the path rules the sandbox lays out as mounts: those of

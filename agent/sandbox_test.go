@@ -63,7 +63,7 @@ func TestSandboxUnreachable(t *testing.T) {
 	}
 	rep, err := a.Run(context.Background(), "anything")
 	if rep != nil || !errors.Is(err, containerd.ErrUnavailable) || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "the local sandbox kind") || strings.Contains(err.Error(), "--sandbox") ||
-		!strings.HasPrefix(err.Error(), "agent: containerd unavailable at ") {
+		!strings.HasPrefix(err.Error(), "agent: check containerd sandbox: containerd unavailable at ") {
 		t.Fatalf("Run: %v, %v; want ErrUnavailable naming %s and the local fallback, without a stuttering prefix", rep, err, sock)
 	}
 	if _, err := os.Stat(e.runs); !errors.Is(err, os.ErrNotExist) {
@@ -74,7 +74,8 @@ func TestSandboxUnreachable(t *testing.T) {
 	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
 		add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
 	yes := &yesOnce{}
-	noUserns := agent.SandboxConfig{Containerd: cd, Userns: userns.Config{Bwrap: "/nonexistent/bwrap"}}
+	// landlock left out of auto: as on a kernel without it.
+	noUserns := agent.SandboxConfig{Containerd: cd, Userns: userns.Config{Bwrap: "/nonexistent/bwrap"}, Auto: []string{agent.SandboxContainerd, agent.SandboxUserns}}
 	rep = run(t, m, nil, e.folderOpts(agent.WithSandboxConfig(noUserns), agent.WithConfirmer(yes), agent.WithObserver(func(ev agent.Event) {
 		if ev.Kind == agent.EventWarning {
 			warnings = append(warnings, ev.Message)
@@ -106,7 +107,7 @@ func TestSandboxNoIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := agent.WithSandboxConfig(agent.SandboxConfig{Containerd: containerd.Config{Address: filepath.Join(t.TempDir(), "no.sock")},
-		Userns: userns.Config{Bwrap: "/nonexistent/bwrap"}})
+		Userns: userns.Config{Bwrap: "/nonexistent/bwrap"}, Auto: []string{agent.SandboxContainerd, agent.SandboxUserns}})
 	tests := []struct {
 		name string
 		opts []agent.Option

@@ -14,14 +14,12 @@ import (
 	"github.com/trioagent/trio/critic/sentinel"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/containerd"
-	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools/testreport"
 )
 
 // judge copies the run's workspace ws to dir, lays the task's hidden tests
 // over it and runs the hidden command there in a fresh sandbox of the
-// eval's kind (sc.Kind is decided: containerd, userns or local). The run's
+// eval's kind (sc.Kind is decided: containerd, userns, landlock or local). The run's
 // workspace is left as the run left it; the hidden tests exist only in
 // dir, which no run's sandbox sees.
 func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxConfig, pol *policy.Policy) (Hidden, error) {
@@ -155,22 +153,12 @@ func liftSentinels(set *sentinel.Set, hidden, dir string) error {
 	return nil
 }
 
-// openJudge opens the judge's own sandbox on dir: nothing of the run's
-// sandbox (its caches, its processes) carries over.
+// openJudge opens the judge's own sandbox on dir, of the eval's decided
+// kind, through the same opening as every run (agent.OpenSandbox), so
+// the judge isolates as its runs did: nothing of the run's sandbox (its
+// caches, its processes) carries over.
 func openJudge(ctx context.Context, sc agent.SandboxConfig, dir, runID string, limits sandbox.Limits) (sandbox.Sandbox, error) {
-	switch sc.Kind {
-	case agent.SandboxContainerd:
-		cfg := sc.Containerd
-		cfg.Workspace, cfg.RunID, cfg.Limits = dir, runID, limits
-		return containerd.New(ctx, cfg)
-	case agent.SandboxUserns:
-		cfg := sc.Userns
-		cfg.Workspace, cfg.Limits = dir, limits
-		return userns.New(ctx, cfg)
-	case agent.SandboxLocal:
-		return sandbox.NewLocal(dir, limits)
-	}
-	return nil, fmt.Errorf("sandbox kind %q: want %s, %s or %s", sc.Kind, agent.SandboxContainerd, agent.SandboxUserns, agent.SandboxLocal)
+	return agent.OpenSandbox(ctx, sc, sandbox.RunSpec{Workspace: dir, RunID: runID, Limits: limits})
 }
 
 // dropBytecode removes from the judge's copy the Python bytecode the run's

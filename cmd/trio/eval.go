@@ -21,8 +21,7 @@ import (
 	"github.com/trioagent/trio/eval"
 	"github.com/trioagent/trio/examples/demo"
 	"github.com/trioagent/trio/llm"
-	"github.com/trioagent/trio/sandbox/containerd"
-	"github.com/trioagent/trio/sandbox/userns"
+	"github.com/trioagent/trio/sandbox"
 )
 
 // Model sources of trio eval.
@@ -195,7 +194,7 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	case rep != nil && rep.Interrupted && ctx.Err() != nil:
 		fmt.Fprintf(io.err, "trio eval: interrupted; run the same command again to finish the %d remaining tasks\n", len(tasks)-len(rep.Tasks))
 		return &exitError{code: exitInterrupted}
-	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
+	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
 	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked), errors.Is(err, eval.ErrLayout),
 		errors.Is(err, agent.ErrInvalidOption), errors.Is(err, agent.ErrInvalidInput):

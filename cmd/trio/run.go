@@ -20,9 +20,7 @@ import (
 	"github.com/trioagent/trio/examples/demo"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
-	"github.com/trioagent/trio/sandbox/containerd"
-	"github.com/trioagent/trio/sandbox/landlock"
-	"github.com/trioagent/trio/sandbox/userns"
+	"github.com/trioagent/trio/sandbox"
 )
 
 // runRecord is how the command started a run, kept in the run's
@@ -508,12 +506,11 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 		// A server of trio.yaml that the policy refused, or that did not
 		// start in the sandbox: the configuration's to fix.
 		return configError(fmt.Errorf("%s: mcp.servers.%s: %w", cfg.Path, mcpErr.Server, err))
-	case errors.Is(err, containerd.ErrUnavailable), errors.Is(err, userns.ErrUnavailable), errors.Is(err, landlock.ErrUnavailable),
-		errors.Is(err, landlock.ErrDeniedPath), errors.Is(err, agent.ErrNoIsolation):
+	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
 	case errors.Is(err, agent.ErrWorkspaceUsed):
 		return configError(fmt.Errorf("%w\n  To build on those files: trio run --reuse-workspace; or give another --workspace", err))
-	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, containerd.ErrConfig),
+	case errors.Is(err, agent.ErrInvalidOption), errors.Is(err, sandbox.ErrConfig),
 		errors.Is(err, agent.ErrInvalidInput), errors.Is(err, agent.ErrLocked):
 		return configError(err)
 	default:

@@ -18,8 +18,6 @@ import (
 	"github.com/trioagent/trio/cmd/trio/config"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/containerd"
-	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -37,7 +35,8 @@ subset. The tools of the MCP servers trio.yaml declares are listed for the
 roles they are given to, which means connecting to each server: a stdio
 server with host: true starts on this machine, as you; one without starts
 in a sandbox of the kind a run would use (--sandbox, else trio.yaml's
-sandbox.kind, else containerd or userns, never local unless asked for),
+sandbox.kind, else auto: containerd, userns or landlock, never local
+unless asked for),
 on an empty temporary workspace, once the policy's command rules allow
 its command line. --json prints the OpenAI tool definitions.
 
@@ -69,7 +68,7 @@ start (the message names its key in trio.yaml).`,
 	}
 	cmd.Flags().StringVar(&role, "role", "", "only the tools of this role: planner, worker or critic")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the OpenAI tool definitions as JSON")
-	cmd.Flags().StringVar(&kind, "sandbox", "", "where to start the stdio MCP servers declared without host: true, to list their tools: containerd, userns, local (no isolation) or auto (default: trio.yaml's sandbox.kind, else auto)")
+	cmd.Flags().StringVar(&kind, "sandbox", "", "where to start the stdio MCP servers declared without host: true, to list their tools: containerd, userns, landlock, local (no isolation) or auto (default: trio.yaml's sandbox.kind, else auto)")
 	return cmd
 }
 
@@ -159,8 +158,8 @@ func printTools(w io.Writer, v tools.View) {
 // withMCPTools adds the tools of the configuration's MCP servers given to
 // role (the Worker's when role is "") to v. A stdio server declared
 // without host: true starts in a sandbox of the kind a run would use
-// (kind, else trio.yaml's, else auto: containerd, else userns, never
-// local unless asked for) on an empty temporary workspace, once the
+// (kind, else trio.yaml's, else auto as agent.ChooseSandbox decides it
+// for an unattended run: never local unless asked for) on an empty temporary workspace, once the
 // policy's command rules allow its command line; one they send to a
 // person is not started here (a warning says so) and one they deny is a
 // configuration error, as in a run.
@@ -241,34 +240,21 @@ func openListingSandbox(ctx context.Context, f *config.File, kind string, warn f
 	ws, _ = filepath.EvalSymlinks(ws)
 	l := pol.Limits()
 	limits := sandbox.Limits{Timeout: l.Timeout, Memory: l.Memory, CPUs: l.CPUs, Pids: l.Pids, Output: l.Output, Disk: l.Disk, Network: l.Network}
-	sc := sandboxConfig(kind, f)
-	if sc.Kind == "" || sc.Kind == agent.SandboxAuto {
-		switch {
-		case containerd.Available(ctx, sc.Containerd.Address) == nil:
-			sc.Kind = agent.SandboxContainerd
-		case userns.Available(ctx, sc.Userns.Bwrap) == nil:
-			sc.Kind = agent.SandboxUserns
-		default:
-			os.RemoveAll(ws)
-			return nil, errors.New("no isolating sandbox (containerd, userns) runs here; give --sandbox local to start it without isolation")
+	// The one rule of every run: auto is the first isolating kind that
+	// runs here; local only when asked for (nobody is asked here).
+	ch, err := agent.ChooseSandbox(ctx, sandboxConfig(kind, f), pol, nil)
+	if err != nil {
+		os.RemoveAll(ws)
+		if errors.Is(err, agent.ErrNoIsolation) {
+			return nil, fmt.Errorf("%w; give --sandbox local to start it without isolation", err)
 		}
+		return nil, err
 	}
-	var sb sandbox.Sandbox
-	switch sc.Kind {
-	case agent.SandboxLocal:
+	sc := ch.Config
+	if sc.Kind == agent.SandboxLocal {
 		warn("trio tools starts the in-sandbox MCP servers in the local sandbox, which does NOT isolate them")
-		sb, err = sandbox.NewLocal(ws, limits)
-	case agent.SandboxContainerd:
-		cfg := sc.Containerd
-		cfg.Workspace, cfg.RunID, cfg.Limits, cfg.Rules = ws, fmt.Sprintf("tools-%d", os.Getpid()), limits, tools.PathRules(pol)
-		sb, err = containerd.New(ctx, cfg)
-	case agent.SandboxUserns:
-		cfg := sc.Userns
-		cfg.Workspace, cfg.Limits, cfg.PathRules = ws, limits, tools.PathRules(pol)
-		sb, err = userns.New(ctx, cfg)
-	default:
-		err = fmt.Errorf("sandbox kind %q: want containerd, userns, local or auto", sc.Kind)
 	}
+	sb, err := agent.OpenSandbox(ctx, sc, sandbox.RunSpec{Workspace: ws, RunID: fmt.Sprintf("tools-%d", os.Getpid()), Limits: limits, PathRules: tools.PathRules(pol)})
 	if err != nil {
 		os.RemoveAll(ws)
 		return nil, err
