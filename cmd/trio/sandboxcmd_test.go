@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
 )
 
@@ -90,7 +93,7 @@ func TestSandboxPruneAfterKill(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("prune: exit %d:\n%s", r.code, r.stderr)
 	}
-	var removed []containerd.Leftover
+	var removed struct{ Removed []sandbox.Leftover }
 	if err := json.Unmarshal([]byte(r.stdout), &removed); err != nil {
 		t.Fatalf("prune --json: %v:\n%s", err, r.stdout)
 	}
@@ -111,4 +114,65 @@ func TestSandboxPruneAfterKill(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Without containerd, trio sandbox prune still prunes: it removes the
+// userns and landlock state folders of this user's dead processes, keeps
+// a live one's, says which kinds it could not look at, and exits 0.
+func TestSandboxPruneWithoutContainerd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	deadLabel := host + "/" + strconv.Itoa(dead.Process.Pid) + "/1"
+	liveLabel := host + "/" + strconv.Itoa(os.Getpid()) + "/"
+	folders := map[string]string{
+		"trio-landlock-dead": deadLabel, "trio-userns-dead": deadLabel,
+		"trio-landlock-live": liveLabel, "trio-userns-live": liveLabel,
+	}
+	for name, label := range folders {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(p, "home"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "owner"), []byte(label+"\n"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := cleanEnv("TMPDIR="+tmp, "TRIO_CONTAINERD_ADDRESS="+filepath.Join(dir, "no.sock"), "TRIO_WARM_CACHE="+filepath.Join(dir, "warm"))
+	r := trio(t, dir, env, "sandbox", "prune", "--json")
+	if r.code != exitOK {
+		t.Fatalf("prune --json without containerd: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var out struct {
+		Removed []sandbox.Leftover
+		Skipped []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("prune --json: %v:\n%s", err, r.stdout)
+	}
+	got := map[string]string{}
+	for _, l := range out.Removed {
+		got[filepath.Base(l.State)] = l.Kind
+	}
+	if len(got) != 2 || got["trio-landlock-dead"] != "landlock" || got["trio-userns-dead"] != "userns" {
+		t.Errorf("removed %+v; want the dead landlock and userns state folders, by kind", out.Removed)
+	}
+	if len(out.Skipped) != 1 || !strings.Contains(out.Skipped[0], "containerd") {
+		t.Errorf("skipped %q; want containerd named as not looked at", out.Skipped)
+	}
+	for name := range folders {
+		_, err := os.Stat(filepath.Join(tmp, name))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != strings.HasSuffix(name, "dead") {
+			t.Errorf("%s: gone=%v (%v)", name, gone, err)
+		}
+	}
+	r = trio(t, dir, env, "sandbox", "prune")
+	if r.code != exitOK || !strings.Contains(r.stdout, "nothing to prune") || !strings.Contains(r.stdout, "not looked at: prune containerd sandbox: containerd unavailable") {
+		t.Errorf("prune again: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
