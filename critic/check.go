@@ -147,6 +147,14 @@ func (f Findings) withRecords(rep *testreport.Report) Findings {
 func (c *Critic) checkTests(ctx context.Context, plan planner.Plan, set *sentinel.Set) (checkRun, error) {
 	run := checkRun{result: CheckResult{Name: CheckTests}}
 	args, _ := json.Marshal(map[string]string{"command": plan.TestCommand})
+	if !set.Empty() {
+		// A passing run exits non-zero for the sentinels alone: the
+		// result's ok (in the audit, the trace and the counters) says
+		// whether the designed tests passed and the runner was honest.
+		ctx = tools.WithTestsJudge(ctx, func(rep testreport.Report, code int) bool {
+			return set.Clean(rep).OK() && (code == 0) != set.Failed(rep) && len(set.Verify(rep, code, nil)) == 0
+		})
+	}
 	res, err := c.gate.Call(ctx, c.view, tools.Call{ID: c.nextCallID(runTestsTool), Name: runTestsTool, Arguments: args})
 	if err != nil {
 		return run, fmt.Errorf("critic: run_tests %q: %w", plan.TestCommand, err)

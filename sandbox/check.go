@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -18,9 +19,10 @@ import (
 //     can read inputs go test does not record (a marker file opened with
 //     a raw syscall), so "ok (cached)" proves nothing about the code as
 //     it is now;
-//   - Python looks for compiled bytecode under a path where no file can
-//     exist, so .pyc files planted in the workspace's __pycache__ folders,
-//     or written while the check runs, are never loaded;
+//   - Python looks for compiled bytecode in a new folder of the temporary
+//     folder, named at random for this command, so .pyc files planted in
+//     the workspace's __pycache__ folders or by an earlier command are
+//     never loaded (py_compile, a linter, can still write there);
 //   - with a helper (the kind's own executable, which commands may run),
 //     the go command's build cache is the helper's cache program reading
 //     only the trusted bases and what this go command stored itself,
@@ -30,12 +32,17 @@ import (
 //     command's cache is the kind's usual one: compiled packages from it
 //     are keyed by their sources' hashes, and test results are not used.
 func CheckEnv(env []string, helper string, bases ...string) []string {
-	extra := []string{"PYTHONPYCACHEPREFIX=/dev/null/trio-check",
+	tmp := EnvValue(env, "TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	b := make([]byte, 16)
+	rand.Read(b)
+	name := hex.EncodeToString(b)
+	extra := []string{"PYTHONPYCACHEPREFIX=" + path.Join(tmp, ".trio-pycache-"+name),
 		"GOFLAGS=" + strings.TrimSpace(EnvValue(env, "GOFLAGS")+" -count=1")}
 	if helper != "" {
-		b := make([]byte, 16)
-		rand.Read(b)
-		extra = append(extra, "GOCACHE=/tmp/.trio-check-"+hex.EncodeToString(b),
+		extra = append(extra, "GOCACHE=/tmp/.trio-check-"+name,
 			"GOCACHEPROG="+gocacheprog.Prog(helper, "", bases...))
 	}
 	return MergeEnv(env, extra)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/tools/testreport"
 )
 
 // Outcome is how a call through the gate ended.
@@ -84,6 +85,22 @@ type checkKey struct{}
 // wrote into a build cache.
 func WithCheck(ctx context.Context) context.Context {
 	return context.WithValue(ctx, checkKey{}, true)
+}
+
+type testsJudgeKey struct{}
+
+// WithTestsJudge returns a copy of ctx under which run_tests decides a
+// result's OK with judge, from the parsed report and the exit status,
+// instead of from them alone: a check that runs tests which must fail
+// (the Critic's sentinels, package critic/sentinel) knows which failures
+// an honest passing run shows. The report itself is kept whole.
+func WithTestsJudge(ctx context.Context, judge func(rep testreport.Report, exitCode int) bool) context.Context {
+	return context.WithValue(ctx, testsJudgeKey{}, judge)
+}
+
+func testsJudge(ctx context.Context) func(testreport.Report, int) bool {
+	j, _ := ctx.Value(testsJudgeKey{}).(func(testreport.Report, int) bool)
+	return j
 }
 
 // IsCheck reports whether ctx came from WithCheck.

@@ -111,8 +111,12 @@ func (ws *Workspace) runTests(ctx context.Context, p RunTestsParams) (Result, er
 	if err != nil {
 		return Result{}, fmt.Errorf("encode test report: %w", err)
 	}
+	ok := rep.OK() && sr.ExitCode == 0
+	if judge := testsJudge(ctx); judge != nil {
+		ok = judge(rep, sr.ExitCode)
+	}
 	res := Result{
-		OK:        rep.OK() && sr.ExitCode == 0 && !sr.TimedOut && !sr.OOMKilled,
+		OK:        ok && !sr.TimedOut && !sr.OOMKilled,
 		ExitCode:  sr.ExitCode,
 		Duration:  sr.Duration,
 		Stderr:    stderrFor(rep, sr.Stderr),
