@@ -997,6 +997,11 @@ func changesOf(runDir, ws string) (files []FileChange, note, unified string) {
 		note = strings.TrimSpace(note + fmt.Sprintf(" %d files changed; the first %d are listed (trio diff lists them all).", n, maxReportChanges))
 		c.Files = c.Files[:maxReportChanges]
 	}
+	// The report holds what report.json holds: a report read back equals
+	// the one returned.
+	for i := range c.Files {
+		c.Files[i].raw, c.Files[i].denied = "", false
+	}
 	return c.Files, note, unified
 }
 
