@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
@@ -200,14 +201,22 @@ func (r *run) sandboxRules() sandbox.PathRules {
 	}
 }
 
-// sandboxWarning is the warning event for a sandbox that does not isolate.
+// sandboxWarning is the one warning event for a sandbox that does not
+// isolate, or that does not enforce a limit the policy sets (cpus in a
+// kind without a cgroup, pids for root in landlock): "" when neither.
 func (r *run) sandboxWarning() string {
 	info := r.sb.Info()
-	if info.Isolated {
+	var un string
+	if u := info.Unenforced(policyLimits(r.cfg.policy.Limits())); len(u) > 0 {
+		un = "; limits the policy sets that it does not enforce: " + strings.Join(u, "; ")
+	}
+	switch {
+	case info.Isolated && un == "":
 		return ""
+	case info.Isolated:
+		return fmt.Sprintf("the %s sandbox isolates, but not every limit holds%s", info.Kind, un)
+	case r.choice.fallback != nil:
+		return fmt.Sprintf("no isolating sandbox can run here, and running without one was confirmed: commands run with the LOCAL sandbox, which does NOT isolate them (%v)%s", r.choice.fallback, un)
 	}
-	if r.choice.fallback != nil {
-		return fmt.Sprintf("no isolating sandbox can run here, and running without one was confirmed: commands run with the LOCAL sandbox, which does NOT isolate them (%v)", r.choice.fallback)
-	}
-	return fmt.Sprintf("the %s sandbox does not isolate: commands run on this machine as this user, limited only by the policy", info.Kind)
+	return fmt.Sprintf("the %s sandbox does not isolate: commands run on this machine as this user, limited only by the policy%s", info.Kind, un)
 }

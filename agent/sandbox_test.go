@@ -13,6 +13,7 @@ import (
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/landlock"
 	"github.com/trioagent/trio/sandbox/userns"
 	"github.com/trioagent/trio/tools"
 )
@@ -81,7 +82,7 @@ func TestSandboxUnreachable(t *testing.T) {
 			warnings = append(warnings, ev.Message)
 		}
 	}))...)
-	if rep.Reason != agent.StopCompleted || rep.Sandbox != "local (not isolated)" || yes.asked == 0 {
+	if rep.Reason != agent.StopCompleted || !strings.HasPrefix(rep.Sandbox, "local (not isolated); enforced: ") || yes.asked == 0 {
 		t.Fatalf("auto: %s (%s), sandbox %q, asked %d", rep.Reason, rep.Detail, rep.Sandbox, yes.asked)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "LOCAL sandbox, which does NOT isolate") || !strings.Contains(warnings[0], sock) {
@@ -206,7 +207,7 @@ func TestSandboxContainerd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Reason != agent.StopInterrupted || rep.Sandbox != "containerd" {
+			if rep.Reason != agent.StopInterrupted || !strings.HasPrefix(rep.Sandbox, "containerd; enforced: ") {
 				t.Fatalf("first session: %s (%s), sandbox %q", rep.Reason, rep.Detail, rep.Sandbox)
 			}
 			if _, err := os.Stat(filepath.Join(state, id)); !errors.Is(err, os.ErrNotExist) {
@@ -216,7 +217,7 @@ func TestSandboxContainerd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Reason != agent.StopCompleted || rep.Sandbox != "containerd" || rep.Metrics.Sessions != 2 {
+			if rep.Reason != agent.StopCompleted || !strings.HasPrefix(rep.Sandbox, "containerd; enforced: ") || rep.Metrics.Sessions != 2 {
 				t.Fatalf("resumed: %s (%s), sandbox %q, sessions %d", rep.Reason, rep.Detail, rep.Sandbox, rep.Metrics.Sessions)
 			}
 			if open == 0 {
@@ -267,7 +268,7 @@ func TestMetadataAndInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ins.Status != "interrupted" || ins.Reason != agent.StopInterrupted || ins.Phase != "build" || ins.Workspace != e.ws ||
-		ins.Plan == nil || ins.Metrics.Roles[agent.RolePlanner].Calls != 1 || ins.Sandbox != "local (not isolated)" || ins.Updated.IsZero() {
+		ins.Plan == nil || ins.Metrics.Roles[agent.RolePlanner].Calls != 1 || !strings.HasPrefix(ins.Sandbox, "local (not isolated); enforced: ") || ins.Updated.IsZero() {
 		t.Errorf("Inspect: %+v", ins)
 	}
 	if ins.Metadata["model"] != "script" || ins.Metadata["policy"] != md["policy"] {
@@ -339,5 +340,55 @@ func TestDefaultRoleTools(t *testing.T) {
 	}
 	if !slices.Equal(offered, builtins) {
 		t.Errorf("the Worker was offered %v, want %v", offered, builtins)
+	}
+}
+
+// A limit the policy sets that the chosen kind does not enforce (cpus, in
+// a kind without a cgroup) is said once, in one warning, and the report's
+// line lists it as not enforced.
+func TestSandboxLimitNotEnforcedWarnsOnce(t *testing.T) {
+	t.Parallel()
+	if err := landlock.Available(context.Background()); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the landlock sandbox is unavailable: %v", err)
+		}
+		t.Skipf("landlock sandbox unavailable: %v", err)
+	}
+	b, err := os.ReadFile("../configs/policy.interactive.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(b), "\n  pids: 256\n", "\n  pids: 256\n  cpus: 1.5\n", 1)
+	if src == string(b) {
+		t.Fatal("the interactive policy no longer sets pids: 256; adjust the test")
+	}
+	pol, err := policy.Parse("policy.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	m := newFake().add(agent.RolePlanner, calcPlan()).add(agent.RoleTestDesigner, calcSuite()).
+		add(agent.RoleWorker, calls("", write("go.mod", goMod), write("calc.go", calcGood), finish("done")))
+	var warnings []string
+	rep := run(t, m, nil, e.folderOpts(agent.WithPolicy(pol), agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxLandlock}),
+		agent.WithObserver(func(ev agent.Event) {
+			if ev.Kind == agent.EventWarning {
+				warnings = append(warnings, ev.Message)
+			}
+		}))...)
+	if rep.Reason != agent.StopCompleted {
+		t.Fatalf("landlock: %s (%s)", rep.Reason, rep.Detail)
+	}
+	var about []string
+	for _, w := range warnings {
+		if strings.Contains(w, "cpus: ") {
+			about = append(about, w)
+		}
+	}
+	if len(about) != 1 || !strings.Contains(about[0], "landlock") {
+		t.Errorf("warnings about cpus %q (all: %q); want one naming the landlock kind", about, warnings)
+	}
+	if _, not, _ := strings.Cut(rep.Sandbox, "; not enforced: "); !strings.Contains(not, "cpus: ") || !strings.Contains(rep.Sandbox, "enforced: timeout ") {
+		t.Errorf("report sandbox %q: want cpus listed as not enforced", rep.Sandbox)
 	}
 }

@@ -134,7 +134,7 @@ func TestTamperingNeverCompletesContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Sandbox != "containerd" {
+	if !strings.HasPrefix(rep.Sandbox, "containerd; enforced: ") {
 		t.Fatalf("sandbox %q, want containerd", rep.Sandbox)
 	}
 	tamperingOutcome(t, e, id, rep, true)

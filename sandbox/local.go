@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,8 +75,30 @@ func NewLocal(workspaceDir string, limits Limits) (*Local, error) {
 }
 
 // Info reports a non-isolating sandbox working in the host workspace path.
+// Its Enforced and NotEnforced list every limit.
 func (l *Local) Info() Info {
-	return Info{Kind: "local", Isolated: false, WorkspaceDir: l.dir}
+	lim := l.limits
+	var yes, no []string
+	if lim.Timeout > 0 {
+		yes = append(yes, LimitTimeout+" "+lim.Timeout.String()+" (the command's process group killed)")
+	} else {
+		no = append(no, LimitTimeout+": no limit set")
+	}
+	out := lim.Output
+	if out <= 0 {
+		out = DefaultOutput
+	}
+	yes = append(yes, LimitOutput+" "+strconv.FormatInt(out, 10)+" bytes per stream")
+	no = append(no, LimitMemory+": not enforced by the local kind (no isolation)",
+		LimitCPUs+": not enforced by the local kind (no isolation)",
+		LimitPids+": not enforced by the local kind (no isolation)",
+		LimitDisk+": not enforced by the local kind (no isolation)")
+	if lim.Network {
+		yes = append(yes, LimitNetwork+": the host's (Limits.Network)")
+	} else {
+		no = append(no, LimitNetwork+": the host's, whatever the limits say (no isolation)")
+	}
+	return Info{Kind: LocalKind, Isolated: false, WorkspaceDir: l.dir, Enforced: yes, NotEnforced: no}
 }
 
 // Close stops the processes Start started and removes the private HOME.

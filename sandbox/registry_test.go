@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/trioagent/trio/sandbox"
 )
@@ -47,5 +49,39 @@ func TestOpenThroughRegistry(t *testing.T) {
 	}
 	if err := sandbox.Available(context.Background(), sandbox.LocalKind, nil, "", nil); err != nil {
 		t.Errorf("local unavailable: %v", err)
+	}
+}
+
+// The local kind lists every limit as enforced or not, and Unenforced
+// picks out those a run sets: what the run warns about.
+func TestLocalInfoListsEveryLimit(t *testing.T) {
+	t.Parallel()
+	lim := sandbox.Limits{Timeout: time.Minute, CPUs: 2, Pids: 100}
+	sb, err := sandbox.Open(context.Background(), sandbox.LocalKind, sandbox.RunSpec{Workspace: t.TempDir(), Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	info := sb.Info()
+	for _, name := range []string{sandbox.LimitTimeout, sandbox.LimitOutput, sandbox.LimitMemory, sandbox.LimitCPUs, sandbox.LimitPids, sandbox.LimitDisk, sandbox.LimitNetwork} {
+		n := 0
+		for _, e := range slices.Concat(info.Enforced, info.NotEnforced) {
+			if strings.HasPrefix(e, name+" ") || strings.HasPrefix(e, name+":") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s is listed %d times in %q", name, n, info.Summary())
+		}
+	}
+	got := info.Unenforced(lim)
+	var names []string
+	for _, e := range got {
+		name, _, _ := strings.Cut(e, ":")
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if want := []string{"cpus", "network", "pids"}; !slices.Equal(names, want) {
+		t.Errorf("Unenforced = %q, want entries about %v (set and not enforced; memory and disk are not set)", got, want)
 	}
 }

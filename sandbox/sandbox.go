@@ -146,3 +146,33 @@ type Process interface {
 	// be called more than once, and after Wait.
 	Stop() error
 }
+
+// Limit names: each Enforced or NotEnforced entry about one limit of
+// Limits starts with its name ("cpus: needs a cgroup").
+const (
+	LimitTimeout = "timeout"
+	LimitOutput  = "output"
+	LimitMemory  = "memory"
+	LimitCPUs    = "cpus"
+	LimitPids    = "pids"
+	LimitDisk    = "disk"
+	LimitNetwork = "network"
+)
+
+// Unenforced returns the NotEnforced entries about a limit lim sets (a
+// positive value; for network, no network): what a run was promised and
+// does not get, so that it can say so once.
+func (i Info) Unenforced(lim Limits) []string {
+	set := map[string]bool{
+		LimitTimeout: lim.Timeout > 0, LimitMemory: lim.Memory > 0, LimitCPUs: lim.CPUs > 0,
+		LimitPids: lim.Pids > 0, LimitDisk: lim.Disk > 0, LimitNetwork: !lim.Network, LimitOutput: true,
+	}
+	var out []string
+	for _, e := range i.NotEnforced {
+		name, _, _ := strings.Cut(e, ":")
+		if set[name] {
+			out = append(out, e)
+		}
+	}
+	return out
+}

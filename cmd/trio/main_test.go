@@ -119,7 +119,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("inspect: exit %d\n%s", in.code, in.stderr)
 	}
 	for _, want := range []string{"[x] 2. Command", "run_tests", `commands.allow: "go test *"`, "1. fail", "2. pass",
-		"worker", "total", "completed — the Critic's checks pass", "critic  run_tests", "worker  write_file", "Sandbox: local (not isolated)", "Started with: model=demo, sandbox=local"} {
+		"worker", "total", "completed — the Critic's checks pass", "critic  run_tests", "worker  write_file", "Sandbox: local (not isolated); enforced: timeout", "Started with: model=demo, sandbox=local"} {
 		if !strings.Contains(in.stdout, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, in.stdout)
 		}

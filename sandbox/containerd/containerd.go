@@ -358,8 +358,46 @@ func containerEnv(cfg Config) []string {
 }
 
 // Info reports an isolating sandbox whose workspace is /workspace.
+// Its Enforced and NotEnforced list every limit.
 func (s *Sandbox) Info() sandbox.Info {
-	return sandbox.Info{Kind: Kind, Isolated: true, WorkspaceDir: WorkspaceDir}
+	lim := s.cfg.Limits
+	var yes, no []string
+	if lim.Timeout > 0 {
+		yes = append(yes, "timeout "+lim.Timeout.String())
+	} else {
+		no = append(no, "timeout: no limit set")
+	}
+	out := lim.Output
+	if out <= 0 {
+		out = sandbox.DefaultOutput
+	}
+	yes = append(yes, "output "+strconv.FormatInt(out, 10)+" bytes per stream")
+	if lim.Memory > 0 {
+		yes = append(yes, "memory "+strconv.FormatInt(lim.Memory, 10)+" bytes for the run's container (cgroup)")
+	} else {
+		no = append(no, "memory: no limit set")
+	}
+	if lim.CPUs > 0 {
+		yes = append(yes, "cpus "+strconv.FormatFloat(lim.CPUs, 'g', -1, 64)+" (cgroup CPU quota)")
+	} else {
+		no = append(no, "cpus: no limit set")
+	}
+	pids := lim.Pids
+	if pids <= 0 {
+		pids = DefaultPids
+	}
+	yes = append(yes, "pids "+strconv.FormatInt(pids, 10)+" (cgroup)")
+	if lim.Disk > 0 {
+		yes = append(yes, "disk "+strconv.FormatInt(lim.Disk, 10)+" bytes (workspace growth and the run's cache, watched while commands run)")
+	} else {
+		no = append(no, "disk: no limit set")
+	}
+	if lim.Network {
+		yes = append(yes, "network: the host's (Limits.Network)")
+	} else {
+		yes = append(yes, "network: loopback only (network namespace)")
+	}
+	return sandbox.Info{Kind: Kind, Isolated: true, WorkspaceDir: WorkspaceDir, Enforced: yes, NotEnforced: no}
 }
 
 // ID is the container's id in containerd.

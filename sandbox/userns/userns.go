@@ -303,6 +303,8 @@ func (s *Sandbox) enforced() (yes, no []string) {
 	lim := s.cfg.Limits
 	if lim.Timeout > 0 {
 		yes = append(yes, "timeout "+lim.Timeout.String())
+	} else {
+		no = append(no, "timeout: no limit set")
 	}
 	yes = append(yes, "output "+formatBytes(outputCap(lim.Output))+" per stream")
 	if lim.Memory > 0 {
@@ -316,9 +318,7 @@ func (s *Sandbox) enforced() (yes, no []string) {
 	} else {
 		no = append(no, "disk: no limit set")
 	}
-	if lim.CPUs > 0 {
-		no = append(no, "cpus: needs a delegated cgroup, which this sandbox does not use")
-	}
+	no = append(no, "cpus: needs a delegated cgroup, which this sandbox does not use")
 	if lim.Network {
 		yes = append(yes, "network: the host's (Limits.Network)")
 	} else {
