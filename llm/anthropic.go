@@ -27,7 +27,8 @@ const (
 // Retries, timeouts and structured-output modes mean what they mean in
 // [OpenAIConfig]; both providers share one retry mechanism.
 type AnthropicConfig struct {
-	// BaseURL of the API, without /v1; default the Anthropic API.
+	// BaseURL of the API, without /v1; default $ANTHROPIC_BASE_URL when
+	// set (as the SDK reads it), else the Anthropic API.
 	BaseURL string
 	// APIKeyEnv names the environment variable holding the API key;
 	// default ANTHROPIC_API_KEY. The key is read once, by NewAnthropic.
@@ -88,7 +89,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 		provider: "anthropic", baseURL: &cfg.BaseURL, apiKeyEnv: &cfg.APIKeyEnv, structuredOutputs: &cfg.StructuredOutputs,
 		apiKey: cfg.APIKey, model: cfg.Model, models: cfg.Models, maxTokens: &cfg.MaxTokens, maxRetries: &cfg.MaxRetries,
 		timeout: &cfg.Timeout, backoffBase: &cfg.BackoffBase, backoffMax: &cfg.BackoffMax, maxRetryAfter: &cfg.MaxRetryAfter,
-	}.check(DefaultAnthropicBaseURL, DefaultAnthropicAPIKeyEnv)
+	}.check(DefaultAnthropicBaseURL, DefaultAnthropicAPIKeyEnv, "ANTHROPIC_BASE_URL")
 	if err != nil {
 		return nil, err
 	}

@@ -23,15 +23,20 @@ type endpointSettings struct {
 }
 
 // check validates the shared settings, fills in their defaults
-// (defaultURL and defaultKeyEnv are the provider's) and returns the API
-// key: the configured one, else the environment variable's.
-func (e endpointSettings) check(defaultURL, defaultKeyEnv string) (string, error) {
+// (defaultURL and defaultKeyEnv are the provider's; an empty base URL is
+// baseURLEnv's value, as the provider's SDK reads it, else defaultURL) and
+// returns the API key: the configured one, else the environment variable's.
+func (e endpointSettings) check(defaultURL, defaultKeyEnv, baseURLEnv string) (string, error) {
+	from := "base_url"
+	if *e.baseURL == "" {
+		*e.baseURL, from = os.Getenv(baseURLEnv), "$"+baseURLEnv
+	}
 	if *e.baseURL == "" {
 		*e.baseURL = defaultURL
 	}
 	u, err := url.Parse(*e.baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("llm: %s base_url %q: want an http(s) URL", e.provider, redactURL(*e.baseURL))
+		return "", fmt.Errorf("llm: %s %s %q: want an http(s) URL", e.provider, from, redactURL(*e.baseURL))
 	}
 	if *e.apiKeyEnv == "" {
 		*e.apiKeyEnv = defaultKeyEnv

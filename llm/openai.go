@@ -64,8 +64,8 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // OpenAIConfig configures the OpenAI-compatible provider.
 type OpenAIConfig struct {
-	// BaseURL of the endpoint, up to and including /v1; default the
-	// OpenAI API.
+	// BaseURL of the endpoint, up to and including /v1; default
+	// $OPENAI_BASE_URL when set (as the SDK reads it), else the OpenAI API.
 	BaseURL string
 	// APIKeyEnv names the environment variable holding the API key;
 	// default OPENAI_API_KEY. The key is read once, by NewOpenAI.
@@ -99,10 +99,22 @@ type OpenAIConfig struct {
 	MaxRetryAfter time.Duration
 	// StructuredOutputs is "auto" (default), "on" or "off".
 	StructuredOutputs string
-	// MaxCompletionTokens sends the cap as max_completion_tokens, which
-	// OpenAI's reasoning models require, instead of max_tokens, which
-	// most other OpenAI-compatible servers understand.
+	// MaxCompletionTokens sends the cap as max_completion_tokens for
+	// every model not in TokenParameters. Without it, each model takes
+	// the parameter its name calls for (DefaultTokenParameter):
+	// max_completion_tokens for OpenAI's reasoning models, max_tokens,
+	// which most other OpenAI-compatible servers understand, for the rest.
 	MaxCompletionTokens bool
+	// TokenParameters maps a model name to the parameter that carries its
+	// reply cap (TokenParamMaxTokens or TokenParamMaxCompletionTokens),
+	// overriding the default by name.
+	TokenParameters map[string]string
+	// ReasoningEffort, when set, is sent as reasoning_effort by every
+	// agent role not in ReasoningEffortPerRole (one of ReasoningEfforts).
+	ReasoningEffort string
+	// ReasoningEffortPerRole maps an agent role to its reasoning_effort
+	// ("" sends none for that role).
+	ReasoningEffortPerRole map[string]string
 	// Stream asks for server-sent events and assembles the deltas.
 	Stream bool
 	// OnRetry, when set, is told about every failed attempt that will be
@@ -137,9 +149,27 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		provider: "openai", baseURL: &cfg.BaseURL, apiKeyEnv: &cfg.APIKeyEnv, structuredOutputs: &cfg.StructuredOutputs,
 		apiKey: cfg.APIKey, model: cfg.Model, models: cfg.Models, maxTokens: &cfg.MaxTokens, maxRetries: &cfg.MaxRetries,
 		timeout: &cfg.Timeout, backoffBase: &cfg.BackoffBase, backoffMax: &cfg.BackoffMax, maxRetryAfter: &cfg.MaxRetryAfter,
-	}.check(DefaultBaseURL, DefaultAPIKeyEnv)
+	}.check(DefaultBaseURL, DefaultAPIKeyEnv, "OPENAI_BASE_URL")
 	if err != nil {
 		return nil, err
+	}
+	for m, tp := range cfg.TokenParameters {
+		if err := checkTokenParameter(tp); err != nil {
+			return nil, fmt.Errorf("llm: openai: token parameter of model %s: %w", m, err)
+		}
+	}
+	if e := cfg.ReasoningEffort; e != "" {
+		if err := CheckReasoningEffort(e); err != nil {
+			return nil, fmt.Errorf("llm: openai: reasoning effort: %w", err)
+		}
+	}
+	for role, e := range cfg.ReasoningEffortPerRole {
+		if e == "" {
+			continue // that role sends none
+		}
+		if err := CheckReasoningEffort(e); err != nil {
+			return nil, fmt.Errorf("llm: openai: reasoning effort of %s: %w", role, err)
+		}
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
@@ -169,6 +199,28 @@ func (p *OpenAI) ModelFor(agent string) string {
 		return m
 	}
 	return p.cfg.Model
+}
+
+// TokenParameterFor returns the parameter that carries a model's reply
+// cap: the configured one (TokenParameters, then MaxCompletionTokens),
+// else the one its name calls for (DefaultTokenParameter).
+func (p *OpenAI) TokenParameterFor(model string) string {
+	if tp, ok := p.cfg.TokenParameters[model]; ok {
+		return tp
+	}
+	if p.cfg.MaxCompletionTokens {
+		return TokenParamMaxCompletionTokens
+	}
+	return DefaultTokenParameter(model)
+}
+
+// ReasoningEffortFor returns the reasoning_effort sent for an agent role
+// ("" sends none).
+func (p *OpenAI) ReasoningEffortFor(agent string) string {
+	if e, ok := p.cfg.ReasoningEffortPerRole[agent]; ok {
+		return e
+	}
+	return p.cfg.ReasoningEffort
 }
 
 // SchemaSupported reports whether the provider still sends response_format
@@ -360,12 +412,15 @@ func (p *OpenAI) params(req Request, model string, useSchema bool) (openai.ChatC
 	if n <= 0 {
 		n = p.cfg.MaxTokens
 	}
-	switch {
-	case n <= 0:
-	case p.cfg.MaxCompletionTokens:
-		params.MaxCompletionTokens = openai.Int(int64(n))
-	default:
-		params.MaxTokens = openai.Int(int64(n))
+	if n > 0 {
+		if p.TokenParameterFor(model) == TokenParamMaxCompletionTokens {
+			params.MaxCompletionTokens = openai.Int(int64(n))
+		} else {
+			params.MaxTokens = openai.Int(int64(n))
+		}
+	}
+	if e := p.ReasoningEffortFor(req.Agent); e != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(e)
 	}
 	if req.Output != nil && useSchema {
 		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{

@@ -77,6 +77,8 @@ type runFlags struct {
 	reuse bool
 	// trust is --trust-config: accept changed control files.
 	trust bool
+	// reasoning is --reasoning: LEVEL or ROLE=LEVEL, each.
+	reasoning []string
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -138,6 +140,9 @@ test the Critic suspects is wrong stops the run and is reported to you.
 			if err != nil {
 				return err
 			}
+			if err := applyReasoning(cfg, f.reasoning); err != nil {
+				return err
+			}
 			goal, err := readGoal(f, cfg.Budgets.MaxGoalBytes)
 			if err != nil {
 				return err
@@ -165,6 +170,7 @@ test the Critic suspects is wrong stops the run and is reported to you.
 	cmd.Flags().StringVar(&f.tests, "tests", "", "a folder of your own acceptance tests: the Critic's suite, kept out of the Worker's reach and never rewritten")
 	cmd.Flags().BoolVar(&f.withDesigned, "tests-with-designed", false, "with --tests: add the Critic's designed tests to yours (default: yours alone)")
 	cmd.Flags().BoolVar(&f.reuse, "reuse-workspace", false, "build on the files an earlier run left in the workspace (without it such a workspace is refused, exit 3)")
+	cmd.Flags().StringArrayVar(&f.reasoning, "reasoning", nil, "reasoning_effort sent to an OpenAI reasoning model: LEVEL for every role or ROLE=LEVEL for one, repeatable (none, minimal, low, medium, high, xhigh; default: reasoning of trio.yaml)")
 	f.sandboxFlag(cmd)
 	f.output(cmd)
 	return cmd

@@ -116,7 +116,7 @@ func endpointModel(f *config.File) (llm.Model, error) {
 		if name == "" {
 			name = model
 		}
-		m, err := providerFor(e, f, name, nil)
+		m, err := providerFor(e, f, name, nil, []string{role})
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,13 @@ func endpointModel(f *config.File) (llm.Model, error) {
 	if len(routes) == len(config.Roles) {
 		return llm.Route(nil, routes), nil
 	}
-	fallback, err := providerFor(f.Endpoint, f, model, perRole)
+	var rest []string
+	for _, role := range config.Roles {
+		if _, ok := routes[role]; !ok {
+			rest = append(rest, role)
+		}
+	}
+	fallback, err := providerFor(f.Endpoint, f, model, perRole, rest)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +142,17 @@ func endpointModel(f *config.File) (llm.Model, error) {
 }
 
 // providerFor builds one endpoint's provider for model (and the per-role
-// names, for the endpoint shared by several roles).
-func providerFor(e config.Endpoint, f *config.File, model string, perRole map[string]string) (llm.Model, error) {
+// names, for the endpoint shared by several roles), which serves roles.
+func providerFor(e config.Endpoint, f *config.File, model string, perRole map[string]string, roles []string) (llm.Model, error) {
 	anthropic := e.Kind == config.KindAnthropic
+	efforts := f.Reasoning.PerRole()
+	if anthropic {
+		for _, role := range roles {
+			if effort, ok := efforts[role]; (ok && effort != "") || (!ok && f.Reasoning.Default != "") {
+				return nil, configError(fmt.Errorf("reasoning: the %s is served by the Anthropic endpoint, which takes no reasoning_effort; set reasoning.%s to \"\" or move it to an OpenAI endpoint", role, role))
+			}
+		}
+	}
 	keyEnv := e.APIKeyEnv
 	switch {
 	case keyEnv != "":
@@ -147,10 +161,9 @@ func providerFor(e config.Endpoint, f *config.File, model string, perRole map[st
 	default:
 		keyEnv = llm.DefaultAPIKeyEnv
 	}
+	// An empty base URL is the SDK's environment variable's
+	// (OPENAI_BASE_URL, ANTHROPIC_BASE_URL), else the service's.
 	base := e.BaseURL
-	if base == "" && !anthropic {
-		base = os.Getenv(envBaseURL)
-	}
 	var missing []string
 	if os.Getenv(keyEnv) == "" {
 		missing = append(missing, "the API key ($"+keyEnv+")")
@@ -186,13 +199,36 @@ func providerFor(e config.Endpoint, f *config.File, model string, perRole map[st
 		m, err = llm.NewOpenAI(llm.OpenAIConfig{
 			BaseURL: base, APIKeyEnv: keyEnv, Model: model, Models: perRole, Temperature: f.Temperature, MaxTokens: f.MaxTokens,
 			Timeout: e.Timeout.Duration, MaxRetries: maxRetries, StructuredOutputs: e.StructuredOutputs, Stream: e.Stream,
-			MaxReplyBytes: e.MaxReplyBytes,
+			MaxReplyBytes: e.MaxReplyBytes, TokenParameters: f.TokenParameter,
+			ReasoningEffort: f.Reasoning.Default, ReasoningEffortPerRole: efforts,
 		})
 	}
 	if err != nil {
 		return nil, configError(err)
 	}
 	return m, nil
+}
+
+// applyReasoning applies --reasoning values to cfg: LEVEL sets every
+// role's reasoning_effort, ROLE=LEVEL one role's, later values winning.
+func applyReasoning(cfg *config.File, values []string) error {
+	for _, v := range values {
+		role, level, perRole := strings.Cut(v, "=")
+		if !perRole {
+			level = role
+		}
+		if err := llm.CheckReasoningEffort(level); err != nil {
+			return configError(fmt.Errorf("--reasoning %s: %w", v, err))
+		}
+		if !perRole {
+			cfg.Reasoning = config.Models{Default: level}
+			continue
+		}
+		if !cfg.Reasoning.Set(role, level) {
+			return configError(fmt.Errorf("--reasoning %s: want LEVEL or ROLE=LEVEL, a role of %s", v, strings.Join(config.Roles, ", ")))
+		}
+	}
+	return nil
 }
 
 // sandboxConfig describes the run's sandbox: kind is the --sandbox flag,

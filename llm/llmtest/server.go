@@ -147,8 +147,12 @@ type Request struct {
 	Messages       []Message
 	Tools          []json.RawMessage
 	ResponseFormat json.RawMessage
-	MaxTokens      *int
-	Temperature    *float64
+	// MaxTokens is the reply cap, sent as max_tokens or
+	// max_completion_tokens (TokenParameter says which).
+	MaxTokens       *int
+	TokenParameter  string
+	ReasoningEffort string
+	Temperature     *float64
 }
 
 // Option configures a Server.
@@ -253,6 +257,7 @@ type wireRequest struct {
 	ResponseFormat json.RawMessage   `json:"response_format"`
 	MaxTokens      *int              `json:"max_tokens"`
 	MaxCompletion  *int              `json:"max_completion_tokens"`
+	Reasoning      string            `json:"reasoning_effort"`
 	Temperature    *float64          `json:"temperature"`
 	StreamOptions  struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -271,10 +276,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Request{
 		Body: body, Header: r.Header.Clone(), Model: wr.Model, Stream: wr.Stream,
-		Tools: wr.Tools, MaxTokens: wr.MaxTokens, Temperature: wr.Temperature,
+		Tools: wr.Tools, MaxTokens: wr.MaxTokens, Temperature: wr.Temperature, ReasoningEffort: wr.Reasoning,
 	}
-	if rec.MaxTokens == nil {
-		rec.MaxTokens = wr.MaxCompletion
+	switch {
+	case wr.MaxTokens != nil:
+		rec.TokenParameter = llm.TokenParamMaxTokens
+	case wr.MaxCompletion != nil:
+		rec.MaxTokens, rec.TokenParameter = wr.MaxCompletion, llm.TokenParamMaxCompletionTokens
 	}
 	if len(wr.ResponseFormat) > 0 && string(wr.ResponseFormat) != "null" {
 		rec.ResponseFormat = wr.ResponseFormat
@@ -291,6 +299,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	n := len(s.reqs)
+	if param := unsupported(wr); param != "" {
+		// What OpenAI answers, word for word; no queued reply is used.
+		s.mu.Unlock()
+		msg := "Unsupported parameter: '" + param + "' is not supported with this model."
+		if param == llm.TokenParamMaxTokens {
+			msg += " Use 'max_completion_tokens' instead."
+		}
+		writeErrorCode(w, http.StatusBadRequest, msg, param, "unsupported_parameter")
+		return
+	}
 	if s.noSchema && rec.ResponseFormat != nil {
 		s.mu.Unlock()
 		writeError(w, http.StatusBadRequest, "response_format is not supported by this endpoint", "response_format")
@@ -348,6 +366,20 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.writePlain(w, n, rec, reply)
 	}
+}
+
+// unsupported names the parameter of wr that OpenAI refuses for wr's
+// model, or is "": max_tokens for a reasoning model (llm.IsReasoningModel),
+// reasoning_effort for any other.
+func unsupported(wr wireRequest) string {
+	reasoning := llm.IsReasoningModel(wr.Model)
+	switch {
+	case reasoning && wr.MaxTokens != nil:
+		return llm.TokenParamMaxTokens
+	case !reasoning && wr.Reasoning != "":
+		return "reasoning_effort"
+	}
+	return ""
 }
 
 func decodeMessage(raw json.RawMessage) (Message, error) {

@@ -50,7 +50,14 @@ type File struct {
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature"`
 	// MaxTokens caps every reply; 0 leaves it to the endpoint.
-	MaxTokens int     `yaml:"max_tokens"`
+	MaxTokens int `yaml:"max_tokens"`
+	// TokenParameter names, per model, the parameter that carries the
+	// reply cap (max_tokens or max_completion_tokens), overriding the
+	// default by name (llm.DefaultTokenParameter).
+	TokenParameter map[string]string `yaml:"token_parameter"`
+	// Reasoning is the reasoning_effort each role sends to an OpenAI
+	// endpoint (default: the roles without their own).
+	Reasoning Models  `yaml:"reasoning"`
 	Budgets   Budgets `yaml:"budgets"`
 	Window    Window  `yaml:"window"`
 	Sandbox   Sandbox `yaml:"sandbox"`
@@ -154,6 +161,26 @@ func (m Models) PerRole() map[string]string {
 		}
 	}
 	return out
+}
+
+// Set sets a role's name (a key of PerRole) and reports whether role is
+// one.
+func (m *Models) Set(role, name string) bool {
+	switch role {
+	case "planner":
+		m.Planner = name
+	case "worker":
+		m.Worker = name
+	case "critic":
+		m.Critic = name
+	case "summarizer":
+		m.Summarizer = name
+	case "test_designer":
+		m.TestDesigner = name
+	default:
+		return false
+	}
+	return true
 }
 
 // Budgets bound one run; zero keeps the library's default.
@@ -424,6 +451,18 @@ func (c *checker) check(f *File) {
 		c.fail("temperature", "want a number from 0 to 2, got %v", *t)
 	}
 	c.between("max_tokens", f.MaxTokens, MaxReplyTokens)
+	for _, model := range slices.Sorted(maps.Keys(f.TokenParameter)) {
+		if tp := f.TokenParameter[model]; tp != llm.TokenParamMaxTokens && tp != llm.TokenParamMaxCompletionTokens {
+			// Model names hold dots (gpt-5.1): quote the path segment.
+			c.failAt("token_parameter.'"+model+"'", "token_parameter."+model, "want %s or %s, got %q",
+				llm.TokenParamMaxTokens, llm.TokenParamMaxCompletionTokens, tp)
+		}
+	}
+	c.oneOf("reasoning.default", f.Reasoning.Default, llm.ReasoningEfforts...)
+	per := f.Reasoning.PerRole()
+	for _, role := range slices.Sorted(maps.Keys(per)) {
+		c.oneOf("reasoning."+role, per[role], llm.ReasoningEfforts...)
+	}
 	b := &f.Budgets
 	c.between("budgets.max_steps", b.MaxSteps, MaxSteps)
 	c.between("budgets.max_total_turns", b.MaxTotalTurns, MaxTotalTurns)

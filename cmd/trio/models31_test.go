@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/llm/llmtest"
+)
+
+// reasoningModels names each role's model for the scripted server: the
+// server replays the role its model stands for. Every one is an OpenAI
+// reasoning model, the Worker's gpt-5-mini.
+var reasoningModels = map[string]string{
+	"o3": "planner", "gpt-5-mini": "worker", "o4-mini": "critic", "gpt-5-nano": "summarizer", "gpt-5.1": "test_designer",
+}
+
+// reasoningConfig writes a trio.yaml whose endpoint is a fake OpenAI
+// server replaying filesScript, with every role on a reasoning model, a
+// reply cap, reasoning efforts, and extra lines appended.
+func reasoningConfig(t *testing.T, dir, extra string) (*llmtest.Server, []string) {
+	t.Helper()
+	script, err := llm.ParseScript("script", []byte(filesScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t, llmtest.WithModel(script, func(model string) string { return reasoningModels[model] }))
+	y := fmt.Sprintf(`endpoint:
+  base_url: %s
+  api_key_env: TRIO_TEST_KEY
+  max_retries: 0
+models:
+  default: gpt-5-mini
+  planner: o3
+  critic: o4-mini
+  summarizer: gpt-5-nano
+  test_designer: gpt-5.1
+max_tokens: 2048
+reasoning:
+  default: low
+  worker: high
+%s`, srv.URL(), extra)
+	if err := os.WriteFile(filepath.Join(dir, "trio.yaml"), []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, cleanEnv("TRIO_TEST_KEY=test-key-0123456789")
+}
+
+// A scripted run with model gpt-5-mini (and the other roles on o3, o4-mini,
+// gpt-5-nano, gpt-5.1) completes: the reply cap goes as
+// max_completion_tokens, which the fake server, like OpenAI, requires of
+// reasoning models, and each role sends its reasoning_effort (trio.yaml's,
+// --reasoning's over it).
+func TestReasoningModelRunCompletes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, env := reasoningConfig(t, dir, "")
+	r := trio(t, dir, env, "run", "--config", "trio.yaml", "--goal", "Write the files.", "--sandbox", "local",
+		"--runs-dir", "runs", "--workspace", "ws", "--reasoning", "planner=medium")
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	want := map[string]string{"planner": "medium", "worker": "high", "critic": "low", "summarizer": "low", "test_designer": "low"}
+	seen := map[string]bool{}
+	for i, q := range srv.Requests() {
+		role := reasoningModels[q.Model]
+		seen[role] = true
+		if q.TokenParameter != llm.TokenParamMaxCompletionTokens || *q.MaxTokens != 2048 {
+			t.Errorf("request %d (%s): cap sent as %s=%v, want max_completion_tokens=2048", i, q.Model, q.TokenParameter, q.MaxTokens)
+		}
+		if q.ReasoningEffort != want[role] {
+			t.Errorf("request %d (%s, %s): reasoning_effort %q, want %q", i, q.Model, role, q.ReasoningEffort, want[role])
+		}
+	}
+	if !seen["worker"] || !seen["planner"] {
+		t.Errorf("roles asked: %v, want the planner and the worker at least", seen)
+	}
+}
+
+// The fake server refuses max_tokens for gpt-5-mini as OpenAI does: with
+// token_parameter forcing max_tokens (what Trio sent for every model
+// before), the run stops on the first Worker request naming the refusal.
+// A bad value in trio.yaml or --reasoning stops before any request (exit 3).
+func TestReasoningModelRefusesMaxTokens(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, env := reasoningConfig(t, dir, "token_parameter:\n  gpt-5-mini: max_tokens\n")
+	r := trio(t, dir, env, "run", "--config", "trio.yaml", "--goal", "Write the files.", "--sandbox", "local", "--runs-dir", "runs", "--workspace", "ws")
+	refusal := "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+	if r.code != exitFailed || !strings.Contains(r.stderr, refusal) {
+		t.Fatalf("exit %d, want 1 naming the refusal:\n%s", r.code, r.stderr)
+	}
+	reqs := srv.Requests()
+	if last := reqs[len(reqs)-1]; last.Model != "gpt-5-mini" || last.TokenParameter != llm.TokenParamMaxTokens {
+		t.Errorf("last request %s with %s, want gpt-5-mini with max_tokens", last.Model, last.TokenParameter)
+	}
+
+	for _, tt := range []struct {
+		extra string
+		args  []string
+		want  string
+	}{
+		{"token_parameter:\n  gpt-5.1: max_completion\n", nil, `trio.yaml:16: token_parameter.gpt-5.1: want max_tokens or max_completion_tokens, got "max_completion"`},
+		{"", []string{"--reasoning", "worker=extreme"}, `--reasoning worker=extreme: "extreme": want one of none, minimal`},
+		{"", []string{"--reasoning", "coder=high"}, `--reasoning coder=high: want LEVEL or ROLE=LEVEL`},
+		{"endpoints:\n  worker:\n    kind: anthropic\n    api_key_env: TRIO_TEST_KEY\n", nil, "reasoning: the worker is served by the Anthropic endpoint"},
+	} {
+		dir := t.TempDir()
+		srv, env := reasoningConfig(t, dir, tt.extra)
+		r := trio(t, dir, env, append([]string{"run", "--config", "trio.yaml", "--goal", "x", "--sandbox", "local", "--runs-dir", "runs", "--workspace", "ws"}, tt.args...)...)
+		if r.code != exitConfig || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%q %v: exit %d, want 3 with %q:\n%s", tt.extra, tt.args, r.code, tt.want, r.stderr)
+		}
+		if n := len(srv.Requests()); n != 0 {
+			t.Errorf("%q %v: %d model requests, want 0", tt.extra, tt.args, n)
+		}
+	}
+}
