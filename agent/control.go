@@ -61,7 +61,11 @@ func WithControlFiles(paths ...string) Option {
 func (r *run) protectControl() (string, error) {
 	ws := r.st.Workspace
 	var ro, denied []string
-	files := append(slices.Clone(r.cfg.controlFiles), r.cfg.hooks.Files()...)
+	files := slices.Clone(r.cfg.controlFiles)
+	if r.cfg.hooks != nil {
+		// Bound to the workspace: scripts named through $CLAUDE_PROJECT_DIR too.
+		files = append(files, r.cfg.hooks.ForRun(r.st.RunID, ws, nil).Files()...)
+	}
 	for _, f := range files {
 		rel, in := tools.RelInside(ws, f)
 		if !in || rel == "." {

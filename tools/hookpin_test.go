@@ -61,3 +61,42 @@ func TestHookScriptPinnedInWorkspace(t *testing.T) {
 		t.Error("the changed guard ran")
 	}
 }
+
+// A Claude Code hook names its script through $CLAUDE_PROJECT_DIR, which is
+// the workspace: the script is pinned when the hooks are bound to the run
+// (Files names it, for the run to make read-only) and, once changed, is
+// not run, though the hooks were declared outside the workspace.
+func TestHookScriptNamedThroughClaudeProjectDirIsPinned(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.txt": "hello"})
+	out := t.TempDir()
+	ran, marker := filepath.Join(out, "ran"), filepath.Join(out, "marker")
+	os.MkdirAll(filepath.Join(ws.Dir, ".claude", "hooks"), 0o755)
+	guard := script(t, filepath.Join(ws.Dir, ".claude", "hooks"), "guard.sh", "cat >/dev/null; echo \"$CLAUDE_PROJECT_DIR\" >> "+ran+"\n")
+	hooks, err := tools.NewHooks(tools.HookConfig{Dir: t.TempDir(), Commands: []tools.HookCommand{
+		{Event: tools.HookPreToolUse, Matcher: "Read", Command: `"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := hooks.ForRun("run-1", ws.Dir, (&hookLog{}).add)
+	if got := bound.Files(); len(got) != 1 || got[0] != guard {
+		t.Errorf("Files() bound to the workspace = %v, want [%s]", got, guard)
+	}
+	g := tools.NewGate(policy.Default(), tools.WithHooks(bound))
+	v := gateView(t, ws)
+	if res, err := g.Call(context.Background(), v, call("read_file", `{"path":"a.txt"}`)); err != nil || !res.OK {
+		t.Fatalf("read_file with the pinned guard: %v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(ran); strings.TrimSpace(string(b)) != ws.Dir {
+		t.Errorf("CLAUDE_PROJECT_DIR was %q, want the workspace %s", b, ws.Dir)
+	}
+	os.WriteFile(guard, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	res, err := g.Call(context.Background(), v, call("read_file", `{"path":"a.txt"}`))
+	if err != nil || res.OK || !strings.Contains(res.Output, "guard.sh changed since the session started") {
+		t.Errorf("read_file after the guard changed: %v %+v, want blocked naming guard.sh", err, res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the changed guard ran")
+	}
+}

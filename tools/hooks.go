@@ -50,8 +50,10 @@ type HookCommand struct {
 	// Event is HookPreToolUse, HookPostToolUse or HookStop.
 	Event string
 	// Matcher is a regular expression matched against the whole tool name
-	// ("run_command", "mcp__github__.*"); "" or "*" matches every tool.
-	// Stop hooks ignore it.
+	// ("run_command", "mcp__github__.*") and against Claude Code's names
+	// for the tool (claudecode.yaml: "Bash" matches run_command and
+	// run_tests, "Edit|Write" edit_file and write_file); "" or "*" matches
+	// every tool. Stop hooks ignore it.
 	Matcher string
 	// Command is a shell command line, run by /bin/sh -c on the host.
 	Command string
@@ -76,7 +78,10 @@ type HookConfig struct {
 	// Env adds KEY=VALUE entries to the hooks' environment, which is
 	// otherwise the sandbox's allow-listed base (sandbox.BaseEnv, with
 	// the host's PATH and HOME) and TRIO_RUN_ID, TRIO_WORKSPACE,
-	// TRIO_HOOK_EVENT: never the model's API key or other secrets.
+	// TRIO_HOOK_EVENT and, as Claude Code sets it, CLAUDE_PROJECT_DIR (the
+	// workspace): never the model's API key or other secrets. A command
+	// naming its script through $CLAUDE_PROJECT_DIR has it pinned when the
+	// hooks are bound to a run (ForRun), like a script named literally.
 	Env []string
 }
 
@@ -154,10 +159,29 @@ func NewHooks(cfg HookConfig) (*Hooks, error) {
 
 // ForRun returns a copy of h bound to one run: its id and workspace go to
 // every hook, and observe (when not nil) receives the record of every
-// hook run, for the audit log and the trace.
+// hook run, for the audit log and the trace. The files a command names
+// through $CLAUDE_PROJECT_DIR (the workspace) are pinned now: a script of
+// the workspace changed after this is not run.
 func (h *Hooks) ForRun(runID, workspace string, observe func(HookRecord)) *Hooks {
 	cp := *h
 	cp.runID, cp.workspace, cp.observe = runID, workspace, observe
+	if workspace == "" {
+		return &cp
+	}
+	cp.commands = slices.Clone(h.commands)
+	env := map[string]string{"CLAUDE_PROJECT_DIR": workspace}
+	for i := range cp.commands {
+		hk := &cp.commands[i]
+		hk.files = slices.Clone(hk.files)
+		for _, f := range commandFiles(h.dir, hk.Command, env) {
+			if slices.ContainsFunc(hk.files, func(p pinnedFile) bool { return p.path == f }) {
+				continue
+			}
+			if sum, err := FileSHA256(f); err == nil {
+				hk.files = append(hk.files, pinnedFile{path: f, sum: sum})
+			}
+		}
+	}
 	return &cp
 }
 
@@ -278,7 +302,7 @@ func (h *Hooks) pre(ctx context.Context, c Call, role string, d policy.Decision)
 	}
 	ask := ok
 	for _, hk := range h.matching(HookPreToolUse, c.Name) {
-		rec := h.run(ctx, hk, hookInput{ToolName: c.Name, ToolInput: argsJSON(c.Arguments), ToolUseID: c.ID, Role: role, Decision: &d})
+		rec := h.run(ctx, hk, hookInput{ToolName: c.Name, ToolInput: hookToolInput(c.Name, c.Arguments, h.workspace), ToolUseID: c.ID, Role: role, Decision: &d})
 		rule := fmt.Sprintf("hooks.%s: %q", HookPreToolUse, hk.Command)
 		switch {
 		case rec.Blocked:
@@ -298,7 +322,7 @@ func (h *Hooks) post(ctx context.Context, c Call, role string, res Result) Resul
 	}
 	for _, hk := range h.matching(HookPostToolUse, c.Name) {
 		r := res
-		rec := h.run(ctx, hk, hookInput{ToolName: c.Name, ToolInput: argsJSON(c.Arguments), ToolUseID: c.ID, Role: role, ToolResponse: &r})
+		rec := h.run(ctx, hk, hookInput{ToolName: c.Name, ToolInput: hookToolInput(c.Name, c.Arguments, h.workspace), ToolUseID: c.ID, Role: role, ToolResponse: &r})
 		if rec.Blocked {
 			res.OK = false
 			res.Output = strings.TrimSpace(res.Output + "\n\nA PostToolUse hook objected to this result: " + orNone(rec.Reason))
@@ -307,10 +331,13 @@ func (h *Hooks) post(ctx context.Context, c Call, role string, res Result) Resul
 	return res
 }
 
+// matching are the hooks of event whose matcher matches the tool by its
+// name or one of Claude Code's names for it.
 func (h *Hooks) matching(event, tool string) []hook {
 	var out []hook
+	names := hookNames(tool)
 	for _, hk := range h.commands {
-		if hk.Event == event && (hk.match == nil || hk.match.MatchString(tool)) {
+		if hk.Event == event && (hk.match == nil || slices.ContainsFunc(names, hk.match.MatchString)) {
 			out = append(out, hk)
 		}
 	}
@@ -420,6 +447,7 @@ func (h *Hooks) environ(event string) []string {
 	base := sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir())
 	return sandbox.MergeEnv(base, append([]string{
 		"TRIO_RUN_ID=" + h.runID, "TRIO_WORKSPACE=" + h.workspace, "TRIO_HOOK_EVENT=" + event,
+		"CLAUDE_PROJECT_DIR=" + h.workspace,
 	}, h.env...))
 }
 
@@ -476,23 +504,21 @@ func (h *Hooks) workDir(hk hook) (dir, note string, err error) {
 		return h.dir, "", nil
 	}
 	if _, in := RelInside(h.workspace, h.dir); !in {
+		// Its folder is the user's; a script it names in the workspace
+		// (through $CLAUDE_PROJECT_DIR) must still be the pinned one.
+		if err := h.checkPinned(hk); err != nil {
+			return "", "", err
+		}
 		return h.dir, "", nil
 	}
-	pinned := 0
-	for _, f := range hk.files {
-		if _, in := RelInside(h.workspace, f.path); !in {
-			continue
-		}
-		pinned++
-		sum, err := FileSHA256(f.path)
-		if err != nil {
-			return "", "", fmt.Errorf("its script %s cannot be read now: %w", f.path, err)
-		}
-		if sum != f.sum {
-			return "", "", fmt.Errorf("its script %s changed since the session started (sha256 %s, pinned %s)", f.path, short(sum), short(f.sum))
-		}
+	if err := h.checkPinned(hk); err != nil {
+		return "", "", err
 	}
-	if pinned > 0 {
+	pinned := slices.ContainsFunc(hk.files, func(f pinnedFile) bool {
+		_, in := RelInside(h.workspace, f.path)
+		return in
+	})
+	if pinned {
 		return h.dir, "", nil
 	}
 	empty, err := os.MkdirTemp("", "trio-hook-")
@@ -500,6 +526,24 @@ func (h *Hooks) workDir(hk hook) (dir, note string, err error) {
 		return "", "", fmt.Errorf("an empty working folder: %w", err)
 	}
 	return empty, fmt.Sprintf("ran in an empty folder: its folder %s is inside the workspace and the command names no script there to pin", h.dir), nil
+}
+
+// checkPinned is nil when every pinned file of hk that lies in the
+// workspace is unchanged.
+func (h *Hooks) checkPinned(hk hook) error {
+	for _, f := range hk.files {
+		if _, in := RelInside(h.workspace, f.path); !in {
+			continue
+		}
+		sum, err := FileSHA256(f.path)
+		if err != nil {
+			return fmt.Errorf("its script %s cannot be read now: %w", f.path, err)
+		}
+		if sum != f.sum {
+			return fmt.Errorf("its script %s changed since the session started (sha256 %s, pinned %s)", f.path, short(sum), short(f.sum))
+		}
+	}
+	return nil
 }
 
 func short(sum string) string { return sum[:min(12, len(sum))] }
@@ -522,7 +566,12 @@ func FileSHA256(path string) (string, error) {
 // word of it that is, relative to dir or absolute, an existing regular
 // file (symlinks followed), as a clean absolute path. A line that does
 // not parse names none.
-func CommandFiles(dir, line string) []string {
+func CommandFiles(dir, line string) []string { return commandFiles(dir, line, nil) }
+
+// commandFiles is CommandFiles with the variables of env expanded where a
+// word names them ($NAME, ${NAME}); a word with any other expansion names
+// no file.
+func commandFiles(dir, line string, env map[string]string) []string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		return nil
@@ -530,7 +579,7 @@ func CommandFiles(dir, line string) []string {
 	var words []string
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if w, ok := n.(*syntax.Word); ok {
-			if lit, ok := literalWord(w); ok {
+			if lit, ok := literalWord(w, env); ok {
 				words = append(words, lit)
 			}
 			return false
@@ -540,8 +589,9 @@ func CommandFiles(dir, line string) []string {
 	return NamedFiles(dir, words)
 }
 
-// literalWord is w's value when no expansion is in it.
-func literalWord(w *syntax.Word) (string, bool) {
+// literalWord is w's value when no expansion is in it but plain ones of
+// env's variables.
+func literalWord(w *syntax.Word, env map[string]string) (string, bool) {
 	var b strings.Builder
 	for _, p := range w.Parts {
 		switch p := p.(type) {
@@ -549,19 +599,41 @@ func literalWord(w *syntax.Word) (string, bool) {
 			b.WriteString(p.Value)
 		case *syntax.SglQuoted:
 			b.WriteString(p.Value)
+		case *syntax.ParamExp:
+			v, ok := plainParam(p, env)
+			if !ok {
+				return "", false
+			}
+			b.WriteString(v)
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
+				switch q := q.(type) {
+				case *syntax.Lit:
+					b.WriteString(q.Value)
+				case *syntax.ParamExp:
+					v, ok := plainParam(q, env)
+					if !ok {
+						return "", false
+					}
+					b.WriteString(v)
+				default:
 					return "", false
 				}
-				b.WriteString(l.Value)
 			}
 		default:
 			return "", false
 		}
 	}
 	return b.String(), true
+}
+
+// plainParam is env's value of a plain $NAME or ${NAME}.
+func plainParam(p *syntax.ParamExp, env map[string]string) (string, bool) {
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil {
+		return "", false
+	}
+	v, ok := env[p.Param.Value]
+	return v, ok
 }
 
 // NamedFiles are the words (an argv) that name existing regular files,
