@@ -116,3 +116,21 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 		t.Errorf("a bad OPENAI_BASE_URL: err = %v, want it named", err)
 	}
 }
+
+// The summarizer caps its reply per request (Request.MaxTokens): that cap
+// too goes as max_completion_tokens to a reasoning model.
+func TestRequestCapUsesModelsParameter(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Text("summary"))
+	p := newProvider(t, srv, func(c *llm.OpenAIConfig) {
+		c.Model, c.Models, c.MaxRetries = "gpt-4.1", map[string]string{"summarizer": "gpt-5-nano"}, -1
+	})
+	req := llm.Request{Agent: "summarizer", MaxTokens: 512, Messages: []llm.Message{{Role: llm.RoleUser, Content: "summarize"}}}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests()[0]; got.TokenParameter != llm.TokenParamMaxCompletionTokens || *got.MaxTokens != 512 {
+		t.Errorf("sent %s=%v, want max_completion_tokens=512", got.TokenParameter, got.MaxTokens)
+	}
+}
