@@ -77,6 +77,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	if goal == "" {
 		return nil, errors.New("agent: Run: empty goal")
 	}
+	clk := a.newSetupClock("")
 	if err := checkGoal(goal, a.cfg.budgets.MaxGoalBytes); err != nil {
 		return nil, err
 	}
@@ -108,6 +109,8 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	clk.runID = id
+	clk.mark("workspace checked, sandbox chosen (" + choice.kind() + ")")
 	sweepUnfinished(a.cfg.runsDir)
 	now := time.Now().UTC()
 	st := &state{
@@ -128,11 +131,13 @@ func (a *Agent) Run(ctx context.Context, goal string) (*Report, error) {
 	defer wsLock.release()
 	// Once, under the workspace's lock and before anything can write:
 	// Diff compares with this.
+	clk.mark("run folder created, run and workspace locked")
 	if err := takeSnapshot(ws, dir, a.cfg.policy.ReadRules()); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	rep, err := a.execute(ctx, dir, st, false, choice, nil)
+	clk.mark("start snapshot of the workspace taken")
+	rep, err := a.execute(ctx, dir, st, false, choice, nil, clk)
 	if rep == nil && err != nil && !errors.Is(err, ErrMCPStart) {
 		// Nothing ran (the sandbox or the run folder could not be set up):
 		// leave no run folder that cannot be resumed. An MCP server that
@@ -239,6 +244,7 @@ func openWorkspace(ws, runID string) (*fileLock, error) {
 // recorded in the trace.
 func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Registry, opts ...Option) (*Report, error) {
 	runDir = filepath.Clean(runDir)
+	began := time.Now()
 	// Read-only first: a folder without a run gets no lock file.
 	st, err := readState(runDir)
 	if err != nil {
@@ -268,6 +274,9 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 	if err != nil {
 		return nil, err
 	}
+	clk := a.newSetupClock(st.RunID)
+	clk.began = began
+	clk.mark("run folder locked, checkpoint read")
 	if a.cfg.workspace != "" {
 		ws, err := filepath.Abs(a.cfg.workspace)
 		if err != nil {
@@ -294,6 +303,7 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		if err := takeSnapshot(st.Workspace, runDir, a.cfg.policy.ReadRules()); err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
+		clk.mark("workspace locked, start snapshot of the workspace taken")
 	}
 	choice, err := a.chooseSandbox(ctx)
 	if err != nil {
@@ -315,7 +325,8 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 	if len(removed) > 0 {
 		healed = append(healed, fmt.Sprintf("workspace: removed %s of writes the interruption cut short: %s", plural(len(removed), "temporary file", "temporary files"), strings.Join(removed, ", ")))
 	}
-	return a.execute(ctx, runDir, st, true, choice, healed)
+	clk.mark("sandbox chosen (" + choice.kind() + "), workspace checked")
+	return a.execute(ctx, runDir, st, true, choice, healed, clk)
 }
 
 // checkCalls refuses to resume without calls.jsonl when the checkpoint

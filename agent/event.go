@@ -31,7 +31,13 @@ const (
 	EventWarning       EventKind = "warning"
 	// EventSandbox is a slow step of the sandbox's, as it starts and ends
 	// (building the trusted warm build cache the first time).
-	EventSandbox     EventKind = "sandbox"
+	EventSandbox EventKind = "sandbox"
+	// EventSetup is a step of a session's start, before its first model
+	// call, as it ends: Message says what it did (the start snapshot, the
+	// sandbox opened, the MCP servers started...) and Duration how long it
+	// took. A session's setup events add up to its start time
+	// (Metrics.StartTime).
+	EventSetup       EventKind = "setup"
 	EventRunFinished EventKind = "run_finished"
 )
 

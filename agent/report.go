@@ -103,7 +103,15 @@ type Metrics struct {
 	ModelTime   time.Duration `json:"model_time_ns"`
 	ToolTime    time.Duration `json:"tool_time_ns"`
 	SandboxTime time.Duration `json:"sandbox_time_ns"`
-	Sessions    int           `json:"sessions"`
+	// StartTime is the sessions' starts, from Run or Resume to the first
+	// model call (the start snapshot, the sandbox, MCP servers: the
+	// EventSetup steps), and OtherTime what is left of WallTime besides
+	// the start, the model and the tools: Trio's own work between calls
+	// (checkpoints, the Critic's reading of the changes). SandboxTime is
+	// part of ToolTime.
+	StartTime time.Duration `json:"start_time_ns"`
+	OtherTime time.Duration `json:"other_time_ns"`
+	Sessions  int           `json:"sessions"`
 }
 
 // LoadReport reads report.json from a run folder.
@@ -230,7 +238,9 @@ func (r *Report) markdown(diff string) string {
 	row("wall time", m.WallTime.Round(time.Millisecond))
 	row("model time", m.ModelTime.Round(time.Millisecond))
 	row("tool time", m.ToolTime.Round(time.Millisecond))
-	row("sandbox time", m.SandboxTime.Round(time.Millisecond))
+	row("start time (snapshot, sandbox, MCP servers)", m.StartTime.Round(time.Millisecond))
+	row("other time (Trio's own work between calls)", m.OtherTime.Round(time.Millisecond))
+	row("sandbox time (part of tool time)", m.SandboxTime.Round(time.Millisecond))
 	b.WriteString("\n### Per role\n\n| role | calls | retries | prompt tokens | cached read / written | completion tokens | cost | time | model |\n" +
 		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	estimated := 0

@@ -86,6 +86,8 @@ type run struct {
 	baseElapsed, baseSandbox time.Duration
 	// healed says what was cut from the run folder's files when it opened.
 	healed []string
+	// clk times the session's start, up to its first model call.
+	clk *setupClock
 	// refused is the latest model call the meter refused to send (over
 	// the token budget or the context window); admitted calls clear it.
 	refused *stop
@@ -110,15 +112,15 @@ func stopf(r StopReason, format string, args ...any) error {
 // execute runs a session of the run in dir; the caller holds the run's and
 // the workspace's locks. healed are the repairs already made to the run
 // folder (history.jsonl cut back), for the trace.
-func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool, choice sandboxChoice, healed []string) (*Report, error) {
-	r := &run{a: a, cfg: a.cfg, dir: dir, st: st, rawModel: a.model, session: time.Now(),
+//
+// clk has timed the session's start so far (from Run or Resume being
+// called), and times the rest of it up to the first model call.
+func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool, choice sandboxChoice, healed []string, clk *setupClock) (*Report, error) {
+	r := &run{a: a, cfg: a.cfg, dir: dir, st: st, rawModel: a.model, session: clk.began, clk: clk,
 		baseElapsed: st.Elapsed, baseSandbox: st.SandboxTime, choice: choice, healed: healed}
+	clk.attach(r)
 	defer r.close()
 	r.model = meteredModel{inner: a.model, r: r}
-	var err error
-	if r.counter, err = r.newCounter(); err != nil {
-		return nil, err
-	}
 	if resumed {
 		// Before anything checkpoints: the checkpoint saves the cursor.
 		if cm, ok := a.model.(cursorModel); ok && st.Cursor != nil {
@@ -135,7 +137,10 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 		return nil, err
 	}
 	if resumed {
-		r.emit(Event{Kind: EventRunResumed, Message: resumeText(st), RunDir: dir})
+		// The totals so far, for progress lines that count from them.
+		tot := totalUsage(st.Usage)
+		r.emit(Event{Kind: EventRunResumed, Message: resumeText(st), RunDir: dir,
+			Tokens: Tokens{TotalPrompt: tot.PromptTokens, TotalCompletion: tot.CompletionTokens}})
 	} else {
 		r.emit(Event{Kind: EventRunStarted, Message: st.Goal, RunDir: dir})
 	}
@@ -151,7 +156,7 @@ func (a *Agent) execute(ctx context.Context, dir string, st *state, resumed bool
 	defer cancel()
 
 	r.ended = runCtx.Err
-	err = r.loop(runCtx)
+	err := r.loop(runCtx)
 	reason, detail := r.classify(ctx, runCtx, err)
 	return r.finish(reason, detail)
 }
@@ -183,6 +188,7 @@ func (r *run) open(ctx context.Context) error {
 	if err := r.openFiles(); err != nil {
 		return err
 	}
+	r.clk.flush()
 	if err := r.keepUserTests(); err != nil {
 		return err
 	}
@@ -195,12 +201,14 @@ func (r *run) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.clk.mark("run folder's records opened")
 	limits := policyLimits(r.cfg.policy.Limits())
 	sb, owned, err := r.openSandbox(ctx, limits)
 	if err != nil {
 		return err
 	}
 	r.ownSB = owned
+	r.clk.mark("sandbox " + sb.Info().Kind + " opened")
 	if runDirIn != "" && !sb.Info().Isolated {
 		return optionError{fmt.Errorf("agent: the run folder %s is inside the workspace (%s), and the %s sandbox cannot hide it from commands: choose a runs folder outside the workspace (WithRunsDir; trio --runs-dir), or an isolating sandbox (containerd, userns)", r.dir, runDirIn, sb.Info().Kind)}
 	}
@@ -217,11 +225,21 @@ func (r *run) open(ctx context.Context) error {
 		err = r.registerRoleTools()
 	}
 	if err == nil {
+		r.clk.mark("tools ready")
 		err = r.connectMCP(ctx)
 	}
 	if err != nil {
 		return err
 	}
+	if n := len(r.mcpConns); n > 0 {
+		r.clk.mark(plural(n, "MCP server", "MCP servers") + " started")
+	}
+	// Loading the tokenizer takes about a second; it began with the
+	// session (setupClock), beside the snapshot and the sandbox.
+	if r.counter, err = r.newCounter(); err != nil {
+		return err
+	}
+	r.clk.mark("token counter ready")
 	r.criticGate = r.newGate(r.cfg.policy, RoleCritic)
 	if r.st.Plan != nil {
 		if err := r.planReady(); err != nil {
@@ -231,7 +249,11 @@ func (r *run) open(ctx context.Context) error {
 	if err := r.restoreOnResume(); err != nil {
 		return err
 	}
-	return r.checkpoint()
+	if err := r.checkpoint(); err != nil {
+		return err
+	}
+	r.clk.mark("checkpoint written")
+	return nil
 }
 
 // openFiles opens the run folder's JSONL files for appending, each healed
@@ -522,6 +544,7 @@ func (r *run) plan(ctx context.Context) error {
 	if err := r.loadInstructions(); err != nil {
 		return err
 	}
+	r.clk.mark("the workspace's listing and instructions read for the planner")
 	plan, err := planner.New(r.model, opts...).Plan(ctx, r.plannerGoal(), listing)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -687,6 +710,8 @@ func (r *run) report() *Report {
 	m.ModelTime = st.ModelTime
 	m.ToolTime = st.ToolTime
 	m.SandboxTime = st.SandboxTime
+	m.StartTime = st.StartTime
+	m.OtherTime = max(0, m.WallTime-m.StartTime-m.ModelTime-m.ToolTime)
 	m.Sessions = st.Sessions
 	return rep
 }

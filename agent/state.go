@@ -157,7 +157,9 @@ type state struct {
 	ModelTime   time.Duration `json:"model_time_ns"`
 	ToolTime    time.Duration `json:"tool_time_ns"`
 	SandboxTime time.Duration `json:"sandbox_time_ns"`
-	Sessions    int           `json:"sessions"`
+	// StartTime is the sessions' starts, up to the first model call.
+	StartTime time.Duration `json:"start_time_ns,omitempty"`
+	Sessions  int           `json:"sessions"`
 
 	// Sandbox is the latest session's sandbox.Info.Summary ("containerd",
 	// "local (not isolated)", "userns; enforced: ...").

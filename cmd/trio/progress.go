@@ -68,7 +68,7 @@ func (p *progress) event(ev agent.Event) {
 	case agent.EventRunStarted:
 		p.printf("trio: run %s started\n", ev.RunID)
 	case agent.EventRunResumed:
-		p.printf("trio: run %s resumed: %s\n", ev.RunID, ev.Message)
+		p.printf("trio: run %s resumed: %s  (tokens so far %s)\n", ev.RunID, ev.Message, p.tokens())
 	case agent.EventWarning:
 		if p.quiet && ev.Role == "" {
 			fmt.Fprintf(p.w, "trio: warning: %s\n", ev.Message) // sandbox warnings always show
@@ -77,6 +77,8 @@ func (p *progress) event(ev agent.Event) {
 	case agent.EventSandbox:
 		// A newcomer must see why the first run is slow, even with --quiet.
 		fmt.Fprintf(p.w, "trio: sandbox: %s\n", ev.Message)
+	case agent.EventSetup:
+		p.printf("trio: start: %s (%s)\n", ev.Message, ms(ev.Duration))
 	case agent.EventPlanReady:
 		p.printf("[planner] plan ready: %s\n", ev.Message)
 	case agent.EventTestsDesigned:
@@ -159,8 +161,9 @@ func (p *progress) report(r *agent.Report, runDir string) {
 	if line := retriesLine(m.Roles); line != "" {
 		fmt.Fprintf(p.w, "  model retries: %s\n", line)
 	}
-	fmt.Fprintf(p.w, "  wall time %s (model %s, tools %s); sandbox %s\n", m.WallTime.Round(time.Millisecond),
-		m.ModelTime.Round(time.Millisecond), m.ToolTime.Round(time.Millisecond), r.Sandbox)
+	fmt.Fprintf(p.w, "  wall time %s (start %s, model %s, tools %s, other %s); sandbox %s\n", m.WallTime.Round(time.Millisecond),
+		m.StartTime.Round(time.Millisecond), m.ModelTime.Round(time.Millisecond), m.ToolTime.Round(time.Millisecond),
+		m.OtherTime.Round(time.Millisecond), r.Sandbox)
 	fmt.Fprintf(p.w, "  project:    %s\n", r.Workspace)
 	fmt.Fprintf(p.w, "  run folder: %s (report.md, trace.jsonl, audit.jsonl)\n", abs(runDir))
 	switch {
