@@ -153,7 +153,10 @@ func TestEvalSandboxChoice(t *testing.T) {
 	tasks := []string{"--tasks", "py-slugify,go-reverse"}
 
 	noIsolation := cleanEnv("PATH=/usr/local/go/bin:/nonexistent", "TRIO_CONTAINERD_ADDRESS="+filepath.Join(dir, "none.sock"))
-	r := trio(t, dir, noIsolation, append([]string{"eval", suiteDir(t), "--out", filepath.Join(dir, "refused")}, tasks...)...)
+	// Nor Landlock: auto leaves it out (sandbox.auto in trio.yaml).
+	refusedCfg := filepath.Join(dir, "no-landlock.yaml")
+	os.WriteFile(refusedCfg, []byte(autoWithoutLandlock), 0o644)
+	r := trio(t, dir, noIsolation, append([]string{"eval", suiteDir(t), "--config", refusedCfg, "--out", filepath.Join(dir, "refused")}, tasks...)...)
 	if r.code != exitConfig || !strings.Contains(r.stderr, "no isolating sandbox") || !strings.Contains(r.stderr, "--sandbox local") {
 		t.Errorf("eval without containerd or bwrap: exit %d, want 3 with the ways forward:\n%s", r.code, r.stderr)
 	}

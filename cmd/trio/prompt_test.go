@@ -349,6 +349,8 @@ func TestAutoAsksBeforeNoIsolation(t *testing.T) {
 			pol, script := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "script.yaml")
 			os.WriteFile(pol, []byte("version: 1\nmode: interactive\ncommands:\n  allow: [\"python3 *\"]\n"), 0o644)
 			os.WriteFile(script, []byte(pyScript), 0o644)
+			// A machine without Landlock either: auto leaves it out.
+			os.WriteFile(filepath.Join(dir, "trio.yaml"), []byte(autoWithoutLandlock), 0o644)
 			cmd := exec.Command(bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--",
 				bin, "run", "--goal", "x", "--policy", pol, "--runs-dir", filepath.Join(dir, "runs"))
 			cmd.Dir = dir

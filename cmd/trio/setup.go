@@ -239,7 +239,7 @@ func sandboxConfig(kind string, f *config.File) agent.SandboxConfig {
 		kind = f.Sandbox.Kind
 	}
 	cd := f.Sandbox.Containerd
-	return agent.SandboxConfig{Kind: kind, Containerd: containerd.Config{
+	return agent.SandboxConfig{Kind: kind, Auto: f.Sandbox.Auto, Containerd: containerd.Config{
 		Address: cd.Address, Namespace: cd.Namespace, RootFS: cd.RootFS, Image: cd.Image, UID: cd.UID, GID: cd.GID,
 	}}
 }

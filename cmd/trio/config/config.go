@@ -32,6 +32,7 @@ const (
 	SandboxAuto       = "auto"
 	SandboxContainerd = "containerd"
 	SandboxUserns     = "userns"
+	SandboxLandlock   = "landlock"
 	SandboxLocal      = "local"
 )
 
@@ -227,8 +228,14 @@ type Window struct {
 
 // Sandbox says where commands run.
 type Sandbox struct {
-	// Kind is auto (default), containerd, userns or local (no isolation).
-	Kind       string     `yaml:"kind"`
+	// Kind is auto (default), containerd, userns, landlock or local (no
+	// isolation).
+	Kind string `yaml:"kind"`
+	// Auto lists the isolating kinds auto tries, in order (default:
+	// containerd, userns, landlock): a team that wants namespaces may
+	// leave landlock out, and then a machine without them asks for local
+	// instead.
+	Auto       []string   `yaml:"auto"`
 	Containerd Containerd `yaml:"containerd"`
 }
 
@@ -481,7 +488,10 @@ func (c *checker) check(f *File) {
 		c.fail("window.reply_reserve", "%d leaves no room in context_limit %d", w.ReplyReserve, w.ContextLimit)
 	}
 	c.prices(f.Prices)
-	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLocal)
+	c.oneOf("sandbox.kind", f.Sandbox.Kind, SandboxAuto, SandboxContainerd, SandboxUserns, SandboxLandlock, SandboxLocal)
+	for i, k := range f.Sandbox.Auto {
+		c.oneOf(fmt.Sprintf("sandbox.auto[%d]", i), k, SandboxContainerd, SandboxUserns, SandboxLandlock)
+	}
 	cd := f.Sandbox.Containerd
 	c.oneOf("sandbox.containerd.rootfs", cd.RootFS, "host", "image")
 	if cd.RootFS == "image" && cd.Image == "" {
