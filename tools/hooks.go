@@ -169,11 +169,10 @@ func (h *Hooks) ForRun(runID, workspace string, observe func(HookRecord)) *Hooks
 		return &cp
 	}
 	cp.commands = slices.Clone(h.commands)
-	env := map[string]string{"CLAUDE_PROJECT_DIR": workspace}
 	for i := range cp.commands {
 		hk := &cp.commands[i]
 		hk.files = slices.Clone(hk.files)
-		for _, f := range commandFiles(h.dir, hk.Command, env) {
+		for _, f := range ProjectCommandFiles(h.dir, hk.Command, workspace) {
 			if slices.ContainsFunc(hk.files, func(p pinnedFile) bool { return p.path == f }) {
 				continue
 			}
@@ -567,6 +566,13 @@ func FileSHA256(path string) (string, error) {
 // file (symlinks followed), as a clean absolute path. A line that does
 // not parse names none.
 func CommandFiles(dir, line string) []string { return commandFiles(dir, line, nil) }
+
+// ProjectCommandFiles is CommandFiles for a hook of a run in workspace:
+// $CLAUDE_PROJECT_DIR in the line stands for workspace, as it does when
+// the hook runs.
+func ProjectCommandFiles(dir, line, workspace string) []string {
+	return commandFiles(dir, line, map[string]string{"CLAUDE_PROJECT_DIR": workspace})
+}
 
 // commandFiles is CommandFiles with the variables of env expanded where a
 // word names them ($NAME, ${NAME}); a word with any other expansion names

@@ -105,4 +105,18 @@ hooks:
 	if n := strings.Count(string(input), "\n"); n != 4 {
 		t.Errorf("the Edit|Write hook ran %d times, want 4 (three writes, one edit; not for run_command)", n)
 	}
+
+	// The script named through $CLAUDE_PROJECT_DIR is a pinned control
+	// file: changed since the session, the next session stops (exit 3)
+	// naming it, before any hook or model runs.
+	protect := filepath.Join(proj, ".claude", "hooks", "protect.sh")
+	os.Chmod(protect, 0o755)
+	if err := os.WriteFile(protect, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = trio(t, proj, cleanEnv(envScript+"="+filepath.Join(dir, "script.yaml")),
+		"run", "--goal", "x", "--workspace", ".", "--reuse-workspace", "--sandbox", "local", "--unattended")
+	if r.code != exitConfig || !strings.Contains(r.stderr, "protect.sh") || !strings.Contains(r.stderr, "--trust-config") {
+		t.Errorf("a session after protect.sh changed: exit %d, want 3 naming it:\n%s", r.code, r.stderr)
+	}
 }

@@ -14,8 +14,9 @@ import (
 // controlFiles are the files this command loads as configuration or runs
 // on the host: the configuration file (./trio.yaml when none was loaded,
 // since a later session would load it), the policy file, the files the
-// hook commands name and those of MCP servers started on the host.
-func controlFiles(cfg *config.File, polPath string) []string {
+// hook commands name (through $CLAUDE_PROJECT_DIR too, which is ws when
+// the workspace is known) and those of MCP servers started on the host.
+func controlFiles(cfg *config.File, polPath, ws string) []string {
 	cfgPath := cfg.Path
 	if cfgPath == "" {
 		cfgPath = "trio.yaml"
@@ -26,7 +27,12 @@ func controlFiles(cfg *config.File, polPath string) []string {
 	}
 	dir := abs(configDir(cfg))
 	for _, h := range hookCommands(cfg.Hooks) {
-		files = append(files, tools.CommandFiles(dir, h.Command)...)
+		if ws != "" {
+			// A script named through $CLAUDE_PROJECT_DIR (the workspace) too.
+			files = append(files, tools.ProjectCommandFiles(dir, h.Command, ws)...)
+		} else {
+			files = append(files, tools.CommandFiles(dir, h.Command)...)
+		}
 	}
 	for _, name := range cfg.MCP.ServerNames() {
 		if s := cfg.MCP.Servers[name]; s.Host && s.Command != "" {

@@ -436,13 +436,13 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	rec.Policy = abs(polPath)
 	prog := newProgress(io.err, io.out, f.quiet, f.json)
 	// Before anything they name is loaded or started (control.go).
-	control := controlFiles(cfg, polPath)
 	ws := pinWorkspace(f, pol.Workspace())
 	if resumeDir != "" {
 		if st, err := agent.Inspect(resumeDir); err == nil {
 			ws = st.Workspace
 		}
 	}
+	control := controlFiles(cfg, polPath, ws)
 	if err := pinControl(ws, control, f.trust, prog); err != nil {
 		return err
 	}
