@@ -118,7 +118,7 @@ func comparable(r *agent.Report) agent.Report {
 	c.RunDir, c.Workspace = "", ""
 	c.Started, c.Finished, c.Updated = time.Time{}, time.Time{}, time.Time{}
 	m := &c.Metrics
-	m.WallTime, m.ModelTime, m.ToolTime, m.SandboxTime = 0, 0, 0, 0
+	m.WallTime, m.ModelTime, m.ToolTime, m.SandboxTime, m.StartTime, m.OtherTime = 0, 0, 0, 0, 0, 0
 	roles := map[string]agent.RoleUsage{}
 	for k, u := range m.Roles {
 		u.Duration = 0

@@ -357,6 +357,11 @@ func TestReviewMCPHugeResultIsBounded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s, p, _ := hostileServer(t, "huge")
+	// Moving 8 MiB through a pipe and the SDK's JSON takes seconds on a
+	// busy machine, under the race detector more than the default call
+	// timeout: the deadlines are out of the way, so that the bound decides
+	// what the Worker reads, not the machine's speed.
+	s.CallTimeout, s.StartTimeout = time.Hour, time.Hour
 	m := buggyThenFixed()
 	m.replies[agent.RoleWorker][0] = calls("", call{"mcp__hostile__huge", map[string]string{}},
 		write("go.mod", goMod), write("calc.go", calcBuggy), finish("calc written"))
@@ -366,7 +371,7 @@ func TestReviewMCPHugeResultIsBounded(t *testing.T) {
 	}
 	got := toolReplies(m, "mcp__hostile__huge")
 	if len(got) != 1 || !strings.Contains(got[0], "AAAA") {
-		t.Fatalf("the Worker read %d results", len(got))
+		t.Fatalf("the Worker read %d results, none of them the server's: %.300q", len(got), got)
 	}
 	if n := len(got[0]); n > 2*tools.MaxModelOutput {
 		t.Errorf("an 8 MiB MCP result reached the model as %d bytes, want at most about %d", n, tools.MaxModelOutput)

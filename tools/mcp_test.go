@@ -101,7 +101,10 @@ func mcpView(t *testing.T, c *tools.MCPConn) tools.View {
 // (the timeout), a crash, and calls after the crash.
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
-	c := stdioServer(t, 500*time.Millisecond)
+	// The calls that answer have all the time they need, however busy the
+	// machine; the slow tool never answers, on a connection of its own
+	// whose short timeout is what it tests.
+	c := stdioServer(t, time.Hour)
 	v := mcpView(t, c)
 	if got := strings.Join(v.Names(), ","); got != "mcp__test__crash,mcp__test__echo,mcp__test__fail,mcp__test__slow" {
 		t.Fatalf("tools %s", got)
@@ -131,25 +134,16 @@ func TestMCPStdio(t *testing.T) {
 	if res.OK || !strings.Contains(res.Output, "no such ticket") {
 		t.Errorf("fail: %+v", res)
 	}
-	start := time.Now()
-	res, err = g.Call(ctx, v, call("mcp__test__slow", `{}`))
-	if err != nil || res.OK || !strings.Contains(res.Output, "did not answer") || time.Since(start) > 10*time.Second {
-		t.Errorf("slow: %v %+v after %s", err, res, time.Since(start))
+	res, err = g.Call(ctx, mcpView(t, stdioServer(t, 500*time.Millisecond)), call("mcp__test__slow", `{}`))
+	if err != nil || res.OK || !strings.Contains(res.Output, "did not answer") {
+		t.Errorf("slow: %v %+v", err, res)
 	}
-	for i, c := range []tools.Call{call("mcp__test__crash", `{}`), call("mcp__test__echo", `{"text":"again"}`)} {
-		name := c.Name
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			res, err = g.Call(ctx, v, c)
-		}()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("call %d (%s) to a dead server hangs", i, name)
-		}
+	// A call to a dead server that hung would end in the test binary's
+	// own timeout, with every goroutine's stack.
+	for _, c := range []tools.Call{call("mcp__test__crash", `{}`), call("mcp__test__echo", `{"text":"again"}`)} {
+		res, err = g.Call(ctx, v, c)
 		if err != nil || res.OK || !strings.Contains(res.Output, "MCP server test") {
-			t.Errorf("call %s to a crashed server: %v %+v", name, err, res)
+			t.Errorf("call %s to a crashed server: %v %+v", c.Name, err, res)
 		}
 	}
 }

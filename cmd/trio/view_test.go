@@ -4,8 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 )
 
 // trio view writes the run's page into its folder (or --out), prints its
@@ -38,7 +38,12 @@ func TestView(t *testing.T) {
 	}
 
 	// --open runs $BROWSER with the page.
+	// A pipe: reading it waits for the browser, which trio does not wait
+	// for, to have written it.
 	got := filepath.Join(dir, "opened")
+	if err := syscall.Mkfifo(got, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	browser := filepath.Join(dir, "browser.sh")
 	os.WriteFile(browser, []byte("#!/bin/sh\necho \"$1\" > "+got+"\n"), 0o755)
 	out := filepath.Join(dir, "run.html")
@@ -46,10 +51,9 @@ func TestView(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("view --open: exit %d\n%s", r.code, r.stderr)
 	}
-	var opened []byte
-	for i := 0; i < 50 && len(opened) == 0; i++ {
-		time.Sleep(100 * time.Millisecond)
-		opened, _ = os.ReadFile(got)
+	opened, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if strings.TrimSpace(string(opened)) != out {
 		t.Errorf("$BROWSER got %q, want %s", opened, out)
