@@ -77,7 +77,8 @@ type OpenAIConfig struct {
 	Model string
 	// Models maps an agent role (Request.Agent) to its model name.
 	Models map[string]string
-	// Temperature, when set, is sent with every request.
+	// Temperature, when set, is sent with every request but those to
+	// OpenAI's reasoning models (IsReasoningModel), which refuse it.
 	Temperature *float64
 	// MaxTokens caps every reply unless Request.MaxTokens does; zero
 	// leaves it to the endpoint.
@@ -405,7 +406,8 @@ func (p *OpenAI) params(req Request, model string, useSchema bool) (openai.ChatC
 		Messages: conv,
 		Tools:    req.Tools,
 	}
-	if p.cfg.Temperature != nil {
+	// OpenAI's reasoning models refuse any temperature but the default.
+	if p.cfg.Temperature != nil && !IsReasoningModel(model) {
 		params.Temperature = openai.Float(*p.cfg.Temperature)
 	}
 	n := req.MaxTokens

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -114,6 +115,41 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "ftp://nowhere")
 	if _, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: fakeKey, Model: "m"}); err == nil || !strings.Contains(err.Error(), "$OPENAI_BASE_URL") {
 		t.Errorf("a bad OPENAI_BASE_URL: err = %v, want it named", err)
+	}
+}
+
+// A configured temperature goes to other models, not to a reasoning model,
+// which the fake server, like OpenAI, refuses it for.
+func TestTemperatureNotSentToReasoningModels(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Text("a"), llmtest.Text("b"))
+	temp := 0.2
+	p := newProvider(t, srv, func(c *llm.OpenAIConfig) {
+		c.Model, c.Models, c.Temperature, c.MaxRetries = "gpt-4.1", map[string]string{"worker": "o3"}, &temp, -1
+	})
+	for _, agent := range []string{"planner", "worker"} {
+		if _, err := p.Complete(context.Background(), llm.Request{Agent: agent, Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
+			t.Fatalf("%s: %v", agent, err)
+		}
+	}
+	reqs := srv.Requests()
+	if reqs[0].Temperature == nil || *reqs[0].Temperature != 0.2 || reqs[1].Temperature != nil {
+		t.Errorf("temperature sent: gpt-4.1 %v, o3 %v; want 0.2 and none", reqs[0].Temperature, reqs[1].Temperature)
+	}
+	// The provider never sends it: ask the server directly.
+	body := `{"model":"o3","messages":[{"role":"user","content":"hi"}],"temperature":0.2}`
+	resp, err := http.Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e struct {
+		Error struct{ Message, Param, Code string }
+	}
+	json.NewDecoder(resp.Body).Decode(&e)
+	if resp.StatusCode != http.StatusBadRequest || e.Error.Param != "temperature" || e.Error.Code != "unsupported_value" {
+		t.Errorf("the fake server answered %d %+v to o3 with temperature 0.2, want 400 unsupported_value", resp.StatusCode, e.Error)
 	}
 }
 

@@ -299,6 +299,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	n := len(s.reqs)
+	if t := wr.Temperature; t != nil && *t != 1 && llm.IsReasoningModel(wr.Model) {
+		s.mu.Unlock()
+		writeErrorCode(w, http.StatusBadRequest, fmt.Sprintf("Unsupported value: 'temperature' does not support %v with this model. Only the default (1) value is supported.", *t),
+			"temperature", "unsupported_value")
+		return
+	}
 	if param := unsupported(wr); param != "" {
 		// What OpenAI answers, word for word; no queued reply is used.
 		s.mu.Unlock()
