@@ -209,7 +209,24 @@ func Load(dir string) (*Data, []string, error) {
 		at         time.Time
 	}
 	var marks []mark
-	marks = append(marks, mark{"plan", agent.RolePlanner, start})
+	// The start (snapshot, sandbox, MCP servers...) runs to the last setup
+	// entry before the first model reply; the plan phase from there. A
+	// run without setup entries plans from its start.
+	planAt := time.Time{}
+	for _, e := range trace {
+		if e.Kind == "phase" || e.Kind == "model_reply" {
+			break
+		}
+		if e.Kind == "setup" {
+			planAt = e.Time
+		}
+	}
+	if planAt.After(start) {
+		marks = append(marks, mark{"start", "", start})
+	} else {
+		planAt = start
+	}
+	marks = append(marks, mark{"plan", agent.RolePlanner, planAt})
 	buildStep := 0
 	inBuild := false
 	var end time.Time

@@ -79,7 +79,8 @@ func TestMain(m *testing.M) {
 }
 
 // Load reads the demo's folder into what the page shows: both steps done,
-// the phases in order with the repair round, the failing then passing
+// the phases in order (the start, snapshot and sandbox, apart from the
+// plan) with the repair round, the failing then passing
 // verdict, tool calls joined to the gate's rule, the summary, the files.
 func TestLoadDemo(t *testing.T) {
 	d, outputs, err := viewer.Load(demoRun(t))
@@ -97,7 +98,7 @@ func TestLoadDemo(t *testing.T) {
 			t.Errorf("phase %s ends before it starts", p.Name)
 		}
 	}
-	if got, want := strings.Join(phases, ", "), "plan, design tests, build step 1, build step 2, check, repair 1, check"; got != want {
+	if got, want := strings.Join(phases, ", "), "start, plan, design tests, build step 1, build step 2, check, repair 1, check"; got != want {
 		t.Errorf("phases: %s, want %s", got, want)
 	}
 	if len(d.Steps) != 2 || d.Steps[0].State != "done" || d.Steps[1].State != "done" || d.Steps[0].Title != "Converter package" {
