@@ -19,7 +19,7 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"bad duration", "budgets:\n  max_wall_time: soon\n", "trio.yaml:2: budgets.max_wall_time: want a positive duration"},
 		{"bare number duration", "endpoint:\n  timeout: 30\n", "trio.yaml:2: endpoint.timeout"},
 		{"negative", "\n\nbudgets:\n  max_tokens: -5\n", "trio.yaml:4: budgets.max_tokens"},
-		{"bad kind", "sandbox:\n  kind: docker\n", "trio.yaml:2: sandbox.kind: want one of auto, containerd, userns, local"},
+		{"bad kind", "sandbox:\n  kind: docker\n", "trio.yaml:2: sandbox.kind: want one of auto, containerd, userns, landlock, local"},
 		{"bad structured", "endpoint:\n  structured_outputs: maybe\n", "trio.yaml:2: endpoint.structured_outputs"},
 		{"key in key env", "endpoint:\n  api_key_env: sk-abc123\n", "trio.yaml:2: endpoint.api_key_env"},
 		{"bad url", "endpoint:\n  base_url: localhost:8000\n", "trio.yaml:2: endpoint.base_url"},
