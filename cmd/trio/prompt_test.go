@@ -12,12 +12,35 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/trioagent/trio/policy"
 )
 
 // openPair returns a pseudo-terminal: the confirmer reads the tty side;
 // the test plays the person on the master side, whose output it collects.
+// waitReadable waits until the terminal has a line to read (poll(2), which
+// reads nothing), so that what was typed has arrived before a question is
+// asked, however slow the machine.
+func waitReadable(t *testing.T, tty *os.File) {
+	t.Helper()
+	rc, err := tty.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perr error
+	if err := rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, perr = unix.Poll(fds, -1); perr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil || perr != nil {
+		t.Fatalf("poll the terminal: %v %v", err, perr)
+	}
+}
+
 func openPair(t *testing.T) (ptmx *os.File, tty *os.File, screen *syncBuffer) {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
@@ -117,7 +140,7 @@ func TestConfirmerTypeAheadAndNoStolenInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	ptmx.Write([]byte("y\n")) // typed before anything was asked
-	time.Sleep(50 * time.Millisecond)
+	waitReadable(t, tty)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	a, err := c.Confirm(ctx, rmRequest)
 	cancel()
