@@ -49,6 +49,9 @@ type confirmer struct {
 	calls  atomic.Int32
 	mu     sync.Mutex
 	last   policy.ConfirmRequest
+	// asked, when set, is closed at the first question.
+	asked     chan struct{}
+	askedOnce sync.Once
 }
 
 func (c *confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (policy.Answer, error) {
@@ -56,6 +59,9 @@ func (c *confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (pol
 	c.mu.Lock()
 	c.last = req
 	c.mu.Unlock()
+	if c.asked != nil {
+		c.askedOnce.Do(func() { close(c.asked) })
+	}
 	if c.block {
 		<-ctx.Done()
 		return policy.AnswerYes, ctx.Err() // a late "yes" must not count
@@ -309,10 +315,11 @@ func TestGateCancelWhileAsking(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
 	p := parsePolicy(t, strings.Replace(gatePolicy, "100ms", "1h", 1))
-	g := tools.NewGate(p, tools.WithConfirmer(&confirmer{block: true}))
+	conf := &confirmer{block: true, asked: make(chan struct{})}
+	g := tools.NewGate(p, tools.WithConfirmer(conf))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		<-conf.asked // cancelled while the question is open
 		cancel()
 	}()
 	_, err := g.Call(ctx, gateView(t, ws), call("run_command", `{"command":"touch x"}`))
