@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	s.base = s.baseArgs()
 	if cfg.Limits.Disk > 0 {
 		s.cacheUsed = s.cachesUsage()
-		s.diskBase = usage(cfg.Workspace) + s.cacheUsed
+		s.diskBase = sandbox.DiskUsage(cfg.Workspace) + s.cacheUsed
 	}
 	return s, nil
 }
@@ -521,7 +521,7 @@ func (s *Sandbox) diskUsed() int64 {
 	s.diskMu.Lock()
 	base, kept := s.diskBase, s.kept
 	s.diskMu.Unlock()
-	return usage(s.cfg.Workspace) + s.cachesUsage() + keptUsage(kept) - base
+	return sandbox.DiskUsage(s.cfg.Workspace) + s.cachesUsage() + keptUsage(kept) - base
 }
 
 // keptUsage is what the caches Reset replaced while a started process
@@ -529,7 +529,7 @@ func (s *Sandbox) diskUsed() int64 {
 func keptUsage(kept []string) int64 {
 	var n int64
 	for _, d := range kept {
-		n += usage(d)
+		n += sandbox.DiskUsage(d)
 	}
 	return n
 }
@@ -546,7 +546,7 @@ func (s *Sandbox) started() bool {
 // keeps the build cache's figure for diskUsedBefore.
 func (s *Sandbox) diskUsedAfter() int64 {
 	s.cacheUsed = s.cachesUsage()
-	return usage(s.cfg.Workspace) + s.cacheUsed + keptUsage(s.kept) - s.diskBase
+	return sandbox.DiskUsage(s.cfg.Workspace) + s.cacheUsed + keptUsage(s.kept) - s.diskBase
 }
 
 // diskUsedBefore is diskUsed before a command: the workspace measured now
@@ -557,7 +557,7 @@ func (s *Sandbox) diskUsedBefore() int64 {
 	if s.cacheUsed < 0 || s.started() || len(s.kept) > 0 {
 		return s.diskUsed()
 	}
-	return usage(s.cfg.Workspace) + s.cacheUsed - s.diskBase
+	return sandbox.DiskUsage(s.cfg.Workspace) + s.cacheUsed - s.diskBase
 }
 
 func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") }
@@ -566,7 +566,7 @@ func (s *Sandbox) cacheDir() string { return filepath.Join(s.stateDir, "cache") 
 // trusted builds added to the base (while one runs, measured; otherwise
 // as its check left it: nothing else writes there).
 func (s *Sandbox) cachesUsage() int64 {
-	n := usage(s.cacheDir())
+	n := sandbox.DiskUsage(s.cacheDir())
 	switch {
 	case s.tree == nil:
 	case s.building.Load():
