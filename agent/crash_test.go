@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -260,6 +261,18 @@ func crashRound(dir string, at, again int, want *agent.Report, wantFiles map[str
 		return fmt.Errorf("not killed at event %d: %v", at, err)
 	}
 	runDir := filepath.Join(dir, "runs", "run")
+	if _, err := os.Stat(runDir); errors.Is(err, fs.ErrNotExist) {
+		// Killed at the start's first step, before the run folder was
+		// made: there is nothing to resume, nothing may be left behind,
+		// and the person starts the run again.
+		if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); len(entries) > 0 {
+			return fmt.Errorf("killed before its run folder was made, the run left %d entries in the runs folder", len(entries))
+		}
+		if _, err := crash(dir, false, 0, "", ""); err != nil {
+			return fmt.Errorf("started again: %v", err)
+		}
+		again = 0
+	}
 	if _, err := os.Stat(filepath.Join(runDir, agent.StateFile)); err != nil {
 		return fmt.Errorf("a run folder without a checkpoint: %v", err)
 	}

@@ -123,51 +123,64 @@ done; echo tried`)
 	}
 }
 
-// The Critic's check reuses what the Worker's trusted builds stored,
-// through Reset: the compiled packages and the test results. What an
-// ordinary command built and cached it does not reuse, nor what a go test
-// ran while a started process could change the workspace. Run by
-// the kind's warm-cache test.
+// The Critic's check reuses the packages the Worker's trusted builds
+// compiled, through Reset, and never a test result: every check runs every
+// test again (sandbox.CheckEnv's -count=1), since a test can read inputs
+// the go command does not record. What an ordinary command compiled the
+// check does not reuse, nor what a go test compiled while a started
+// process could change the workspace. Run by the kind's warm-cache test.
 func CheckReusesTrustedBuilds(t *testing.T, open TrustedOpener) {
 	files := map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
 		"p/p.go":      "package p\n\nfunc P() int { return 1 }\n",
 		"p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestP(t *testing.T) {\n\tif P() != 1 {\n\t\tt.Fatal(P())\n\t}\n}\n",
 	}
-	check := func(sb sandbox.Sandbox) string {
+	// check runs the Critic's go test with -x, which prints every tool the
+	// go command runs: a package taken from the cache is not compiled.
+	type checked struct {
+		out      string
+		compiled bool // m/p was compiled, not reused
+		cached   bool // a test result was reused
+	}
+	check := func(sb sandbox.Sandbox) checked {
 		t.Helper()
 		if err := sb.(sandbox.Resetter).Reset(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		res, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"go", "test", "./..."}, Check: true})
+		res, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"go", "test", "-x", "./..."}, Check: true})
 		if err != nil || res.ExitCode != 0 {
 			t.Fatalf("check: %v %+v", err, res)
 		}
-		return res.Stdout
+		return checked{res.Stdout + res.Stderr, strings.Contains(res.Stderr, " -p m/p "), strings.Contains(res.Stdout, "(cached)")}
 	}
 
 	sb, ws, _ := open(t, files)
 	if res := run(t, sb, "go", "test", "./..."); res.ExitCode != 0 {
 		t.Fatalf("%+v", res)
 	}
-	if out := check(sb); !strings.Contains(out, "(cached)") {
-		t.Errorf("the check did not reuse the trusted build's test result:\n%s", out)
+	c := check(sb)
+	if c.compiled {
+		t.Errorf("the check did not reuse the package the trusted build compiled:\n%s", c.out)
 	}
-	// A changed package: its result is not reused, and the new one is.
+	if c.cached {
+		t.Errorf("the check reused the trusted build's test result:\n%s", c.out)
+	}
+	// A changed package is compiled again, and the check's own build is
+	// reused by the next check.
 	WriteFiles(t, ws, map[string]string{"p/p.go": "package p\n\nvar one = []int{1}\n\nfunc P() int { return one[0] }\n"})
-	if out := check(sb); strings.Contains(out, "(cached)") {
-		t.Errorf("the check reused a result for sources that changed since:\n%s", out)
+	if c := check(sb); !c.compiled || c.cached {
+		t.Errorf("the check reused a build or result for sources that changed since:\n%s", c.out)
 	}
-	if out := check(sb); !strings.Contains(out, "(cached)") {
-		t.Errorf("the check did not reuse its own earlier result:\n%s", out)
+	if c := check(sb); c.compiled || c.cached {
+		t.Errorf("the check did not reuse its own earlier build, or reused its test result:\n%s", c.out)
 	}
 
 	ordinary, _, _ := open(t, files)
 	if res := run(t, ordinary, "sh", "-c", "go test ./... && go test ./..."); res.ExitCode != 0 || !strings.Contains(res.Stdout, "(cached)") {
 		t.Fatalf("an ordinary command's result is not cached for the next (the test's premise): %+v", res)
 	}
-	if out := check(ordinary); strings.Contains(out, "(cached)") {
-		t.Errorf("the check reused an ordinary command's test result:\n%s", out)
+	if c := check(ordinary); !c.compiled || c.cached {
+		t.Errorf("the check reused an ordinary command's build or test result:\n%s", c.out)
 	}
 
 	started, _, _ := open(t, files)
@@ -178,8 +191,8 @@ func CheckReusesTrustedBuilds(t *testing.T, open TrustedOpener) {
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if out := check(started); strings.Contains(out, "(cached)") {
-		t.Errorf("the check reused a result from a go test that ran beside a started process:\n%s", out)
+	if c := check(started); !c.compiled || c.cached {
+		t.Errorf("the check reused a build or result from a go test that ran beside a started process:\n%s", c.out)
 	}
 }
 

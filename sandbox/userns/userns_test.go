@@ -99,7 +99,10 @@ sys.exit(0 if r == -1 and errno.errorcode.get(e) == want else 1)
 		})
 	}
 	// An i386 system call (int 0x80) is not checked against x86_64
-	// numbers: the process dies instead.
+	// numbers: the process dies instead. Which signal kills it depends
+	// on the kernel: seccomp's SIGSYS where the filter sees the call,
+	// SIGSEGV where int 0x80 faults before it (as on CI's kernels). Any
+	// death in which the call never returned holds.
 	res := run(t, sb, "python3", "-c", `
 import ctypes, mmap
 code = bytes([0xb8, 0x1a, 0x00, 0x00, 0x00, 0xcd, 0x80, 0xc3])  # mov eax, 26 (i386 ptrace); int 0x80; ret
@@ -108,7 +111,7 @@ m.write(code)
 f = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
 print("returned", f())
 `)
-	if res.ExitCode != 128+31 || strings.Contains(res.Stdout, "returned") {
+	if res.ExitCode <= 128 || strings.Contains(res.Stdout, "returned") {
 		t.Errorf("an i386 system call was not fatal: exit %d, %s%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }
