@@ -22,6 +22,10 @@ type RoleMetrics struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	Cost             float64 `json:"cost_usd"`
+	// Priced says the role's model had a price, so a zero Cost is a real
+	// zero; Model is the model the role's replies came from.
+	Priced bool   `json:"priced,omitempty"`
+	Model  string `json:"model,omitempty"`
 }
 
 // Hidden is what the hidden tests said of a run's workspace.
@@ -43,16 +47,26 @@ type Hidden struct {
 	Sandbox  string        `json:"sandbox"`
 	Isolated bool          `json:"isolated"`
 	Duration time.Duration `json:"duration_ns"`
+	// Enforced and NotEnforced are what the judge's sandbox said of its
+	// limits and walls (sandbox.Info).
+	Enforced    []string `json:"enforced,omitempty"`
+	NotEnforced []string `json:"not_enforced,omitempty"`
 }
 
 // TaskResult is one task's run and judgement. Every run metric is copied
 // from the run folder's report.json.
 type TaskResult struct {
-	ID     string   `json:"id"`
-	Tags   []string `json:"tags,omitempty"`
-	Hash   string   `json:"task_hash"`
-	RunID  string   `json:"run_id"`
-	RunDir string   `json:"run_dir"`
+	ID   string   `json:"id"`
+	Tags []string `json:"tags,omitempty"`
+	// Sample numbers the task's runs, from 1 (--samples N: 1..N).
+	Sample int    `json:"sample"`
+	Hash   string `json:"task_hash"`
+	RunID  string `json:"run_id"`
+	RunDir string `json:"run_dir"`
+	// ConfigHash is the Provenance.ConfigHash of the eval that made this
+	// result: results of different configurations are never mixed unless
+	// asked for (WithMix).
+	ConfigHash string `json:"config_hash,omitempty"`
 
 	Hidden Hidden `json:"hidden"`
 	// Status and Reason are the run's own verdict ("completed", "stopped")
@@ -63,14 +77,17 @@ type TaskResult struct {
 	FirstPass    bool   `json:"first_pass"`
 	RepairRounds int    `json:"repair_rounds"`
 	// Steps is the plan's length; WorkerTurns the Worker's model replies.
-	Steps        int                    `json:"steps"`
-	WorkerTurns  int                    `json:"worker_turns"`
-	Roles        map[string]RoleMetrics `json:"roles"`
-	Tokens       int                    `json:"tokens"`
-	Cost         float64                `json:"cost_usd"`
-	ToolCalls    int                    `json:"tool_calls"`
-	ToolFailures int                    `json:"tool_failures"`
-	WallTime     time.Duration          `json:"wall_time_ns"`
+	Steps       int                    `json:"steps"`
+	WorkerTurns int                    `json:"worker_turns"`
+	Roles       map[string]RoleMetrics `json:"roles"`
+	Tokens      int                    `json:"tokens"`
+	Cost        float64                `json:"cost_usd"`
+	// UnpricedRoles made calls without a price: their tokens are not in
+	// Cost.
+	UnpricedRoles []string      `json:"unpriced_roles,omitempty"`
+	ToolCalls     int           `json:"tool_calls"`
+	ToolFailures  int           `json:"tool_failures"`
+	WallTime      time.Duration `json:"wall_time_ns"`
 	// Error is a failure of the run's machinery, if any.
 	Error string `json:"error,omitempty"`
 	// Isolated says the run and the judge both ran in an isolating
@@ -208,10 +225,24 @@ type Report struct {
 	Started  time.Time     `json:"started"`
 	Finished time.Time     `json:"finished"`
 	WallTime time.Duration `json:"wall_time_ns"`
-	// Skipped are the tasks whose result an earlier eval left.
-	Skipped []string     `json:"skipped,omitempty"`
-	Tasks   []TaskResult `json:"tasks"`
-	Totals  Totals       `json:"totals"`
+	// Samples is how many times each task runs (--samples).
+	Samples int `json:"samples"`
+	// Skipped are the task runs whose result an earlier eval left, as
+	// "<id>" for sample 1 and "<id>#<sample>" for the others.
+	Skipped []string `json:"skipped,omitempty"`
+	// Tasks holds every run: one per task and sample, in suite order.
+	Tasks  []TaskResult `json:"tasks"`
+	Totals Totals       `json:"totals"`
+	// Stats are the rates with their 95 % intervals, pass@k and the cost
+	// and token distributions; PerTask the same per task.
+	Stats   Stats       `json:"stats"`
+	PerTask []TaskStats `json:"per_task"`
+	// Provenance says what produced the results: models, endpoints,
+	// configuration, policy, budgets, sandbox, Trio's version, the suite.
+	Provenance Provenance `json:"provenance"`
+	// MixedConfigs lists the configuration hashes of results an earlier
+	// eval with another configuration left, kept because of WithMix.
+	MixedConfigs []string `json:"mixed_configs,omitempty"`
 	// Interrupted says the eval was cancelled before every task finished.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
@@ -297,4 +328,133 @@ func yesNo(v bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// Stats are an eval's rates with 95 % intervals. Rates over runs (pass@1,
+// agreement, false success, completion) use Wilson's interval over every
+// run; pass@k and the per-task means use a percentile bootstrap over
+// tasks with Seed, so the same results give the same intervals.
+type Stats struct {
+	Tasks     int    `json:"tasks"`
+	Runs      int    `json:"runs"`
+	Samples   int    `json:"samples"`
+	Seed      uint64 `json:"seed"`
+	Resamples int    `json:"resamples"`
+	// Confidence is the level of every interval (0.95).
+	Confidence float64 `json:"confidence"`
+	// PassAt1 is the hidden-test pass rate over every run.
+	PassAt1 Estimate `json:"pass_at_1"`
+	// PassAtK is pass@k for k = 1..Samples: the mean over tasks of the
+	// unbiased estimator 1 - C(n-c,k)/C(n,k), with a bootstrap interval.
+	PassAtK []PassK `json:"pass_at_k"`
+	// CompletionRate is how often the run said COMPLETED.
+	CompletionRate Estimate `json:"completion_rate"`
+	// Agreement is how often the Critic's verdict (COMPLETED or not)
+	// agrees with the hidden tests.
+	Agreement Estimate `json:"agreement"`
+	// FalseSuccess is the share of COMPLETED runs whose hidden tests fail.
+	FalseSuccess Estimate `json:"false_success"`
+	// Cost and Tokens are per task (the mean over its samples).
+	Cost   Distribution `json:"cost_usd"`
+	Tokens Distribution `json:"tokens"`
+	// UnpricedRoles made calls without a price in some run: the cost
+	// leaves their tokens out.
+	UnpricedRoles []string `json:"unpriced_roles,omitempty"`
+}
+
+// PassK is pass@k with its interval.
+type PassK struct {
+	K int `json:"k"`
+	Estimate
+}
+
+// TaskStats summarises one task's samples.
+type TaskStats struct {
+	ID   string   `json:"id"`
+	Tags []string `json:"tags,omitempty"`
+	// Runs and Passed count its samples and their hidden passes; PassRate
+	// is Passed/Runs with its Wilson interval.
+	Runs     int      `json:"runs"`
+	Passed   int      `json:"passed"`
+	PassRate Estimate `json:"pass_rate"`
+	// PassAtK[k-1] is the unbiased pass@k of this task.
+	PassAtK []float64 `json:"pass_at_k"`
+	// Completed counts the samples whose run said COMPLETED, Agreed those
+	// where that verdict matched the hidden tests.
+	Completed  int     `json:"completed"`
+	Agreed     int     `json:"agreed"`
+	MeanCost   float64 `json:"mean_cost_usd"`
+	MeanTokens float64 `json:"mean_tokens"`
+}
+
+// Provenance is what produced an eval's results, recorded so that two
+// results can be told apart later. It never holds an API key: endpoints
+// are named by provider and host only.
+type Provenance struct {
+	// ConfigHash fingerprints what decides the results: the models and
+	// endpoints, temperature and reasoning, the effective configuration,
+	// the policy, the budgets, the sandbox kind and the suite. Prices,
+	// samples, parallelism and times are left out.
+	ConfigHash string `json:"config_hash"`
+	// ModelSource is replay (each task's replay script) or endpoint.
+	ModelSource string `json:"model_source"`
+	// Roles are the model, provider, endpoint host and reasoning effort of
+	// each role.
+	Roles       map[string]RoleProvenance `json:"roles,omitempty"`
+	Temperature *float64                  `json:"temperature,omitempty"`
+	MaxTokens   int                       `json:"max_tokens,omitempty"`
+	// Config and Policy are the effective configuration (after flags) and
+	// policy, with their SHA-256.
+	Config  Document      `json:"config"`
+	Policy  Document      `json:"policy"`
+	Budgets agent.Budgets `json:"budgets"`
+	// Prices are the prices per role the costs were computed with.
+	Prices  map[string]Price  `json:"prices,omitempty"`
+	Sandbox SandboxProvenance `json:"sandbox"`
+	Trio    Build             `json:"trio"`
+	// Suite and SuiteHash name the suite and fingerprint its task hashes.
+	Suite     string `json:"suite"`
+	SuiteHash string `json:"suite_hash"`
+	// Tasks are the selected task ids.
+	Tasks   []string  `json:"tasks"`
+	Samples int       `json:"samples"`
+	Seed    uint64    `json:"seed"`
+	Started time.Time `json:"started"`
+	// Finished is zero until the eval ends.
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+// RoleProvenance is one role's model and where it was served.
+type RoleProvenance struct {
+	Model string `json:"model,omitempty"`
+	// Provider is openai (any OpenAI-compatible server), anthropic or
+	// replay; Host is the endpoint's host (never a key or a path).
+	Provider  string `json:"provider,omitempty"`
+	Host      string `json:"host,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+}
+
+// Document is a text with its SHA-256 and where it came from.
+type Document struct {
+	Path   string `json:"path,omitempty"`
+	SHA256 string `json:"sha256"`
+	Text   string `json:"text"`
+}
+
+// SandboxProvenance is the eval's sandbox kind and what its judge's
+// sandbox said it enforced.
+type SandboxProvenance struct {
+	Kind        string   `json:"kind"`
+	Isolated    bool     `json:"isolated"`
+	Enforced    []string `json:"enforced,omitempty"`
+	NotEnforced []string `json:"not_enforced,omitempty"`
+}
+
+// Build is Trio's version from the build info.
+type Build struct {
+	Version   string `json:"version"`
+	Revision  string `json:"vcs_revision,omitempty"`
+	Time      string `json:"vcs_time,omitempty"`
+	Modified  bool   `json:"vcs_modified,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
 }
