@@ -84,6 +84,7 @@ uses the model endpoint of trio.yaml or the environment, as trio run does.
 			return runEval(cmd.Context(), g, io, f, args[0])
 		},
 	}
+	cmd.AddCommand(newEvalImportCmd(g, io), newEvalReportCmd(g, io))
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.tasks, "tasks", nil, "run only these task ids (comma-separated)")
 	fl.StringSliceVar(&f.tags, "tags", nil, "run only tasks with at least one of these tags (comma-separated)")
