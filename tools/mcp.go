@@ -36,7 +36,8 @@ const MCPPrefix = "mcp__"
 // MCPServer declares one MCP server: a stdio command, a streamable HTTP
 // URL, or (for embedders and tests) a ready transport.
 type MCPServer struct {
-	// Name is the server's name in tool names (letters, digits and -).
+	// Name is the server's name in tool names (letters, digits, _ and -,
+	// no __, at most 32).
 	Name string
 	// Command is the argv of a stdio server. With Sandbox set it runs
 	// there, confined as the sandbox's commands are; without, it runs on
@@ -55,6 +56,9 @@ type MCPServer struct {
 	// an error.
 	URL     string
 	Headers map[string]string
+	// SSE speaks the older HTTP+SSE transport (MCP 2024-11-05) to URL
+	// instead of streamable HTTP.
+	SSE bool
 	// HTTPClient, when set, carries the HTTP requests (its Transport gets
 	// the headers added).
 	HTTPClient *http.Client
@@ -65,7 +69,14 @@ type MCPServer struct {
 	CallTimeout, StartTimeout time.Duration
 }
 
-var mcpServerName = regexp.MustCompile(`^[a-zA-Z0-9-]{1,32}$`)
+var mcpServerName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,32}$`)
+
+// ValidMCPServerName reports whether name can name a server: letters,
+// digits, _ and -, at most 32, and no __ (which separates the server from
+// the tool in mcp__<server>__<tool>).
+func ValidMCPServerName(name string) bool {
+	return mcpServerName.MatchString(name) && !strings.Contains(name, "__")
+}
 
 // MCPConn is a connection to one MCP server and the tools it offers.
 // Every call of its tools still passes the gate. A server that dies or
@@ -82,6 +93,7 @@ type MCPConn struct {
 	stdin   *watchedWriter  // proc's stdin
 	exited  chan struct{}   // closed when proc ended
 	exit    sandbox.Result  // how proc ended, once exited is closed
+	cancel  context.CancelFunc // ends an SSE session's stream
 	mu      sync.Mutex
 	closed  bool
 }
@@ -91,8 +103,8 @@ type MCPConn struct {
 // stdio server, the end of what it wrote on stderr); header values never
 // appear in it.
 func ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
-	if !mcpServerName.MatchString(s.Name) {
-		return nil, fmt.Errorf("mcp: server name %q: want letters, digits and -, at most 32", s.Name)
+	if !ValidMCPServerName(s.Name) {
+		return nil, fmt.Errorf("mcp: server name %q: want letters, digits, _ and -, at most 32, without __", s.Name)
 	}
 	if s.CallTimeout <= 0 {
 		s.CallTimeout = DefaultMCPCallTimeout
@@ -108,19 +120,44 @@ func ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
 		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "trio", Version: "v1"}, nil)
-	c.session, err = client.Connect(sctx, t, nil)
+	cctx := sctx
+	if s.SSE {
+		// The SSE transport's event stream lives as long as the context
+		// it was opened with: the session's, ended by Close, and by the
+		// start timeout only while starting.
+		var lcancel context.CancelFunc
+		cctx, lcancel = context.WithCancel(context.WithoutCancel(ctx))
+		c.cancel = lcancel
+		stop := context.AfterFunc(sctx, lcancel)
+		defer stop()
+	}
+	c.session, err = client.Connect(cctx, t, nil)
 	if err != nil {
 		err = c.startError("connect", sctx, err)
 		c.Close()
 		return nil, err
 	}
+	var listed []*mcp.Tool
 	for tool, err := range c.session.Tools(sctx, nil) {
 		if err != nil {
 			err = c.startError("list tools", sctx, err)
 			c.Close()
 			return nil, err
 		}
-		mt, skip := newMCPTool(c, tool)
+		listed = append(listed, tool)
+	}
+	remote := make([]string, len(listed))
+	for i, t := range listed {
+		remote[i] = t.Name
+	}
+	names, clashes := functionNames(s.Name, remote)
+	for _, tool := range listed {
+		name, ok := names[tool.Name]
+		if !ok {
+			c.Skipped = append(c.Skipped, fmt.Sprintf("%s: %s", tool.Name, clashes[tool.Name]))
+			continue
+		}
+		mt, skip := newMCPTool(c, tool, name)
 		if skip != "" {
 			c.Skipped = append(c.Skipped, skip)
 			continue
@@ -174,6 +211,9 @@ func (c *MCPConn) transport(ctx context.Context) (mcp.Transport, error) {
 			base = http.DefaultTransport
 		}
 		cp.Transport = headerTransport{base: base, headers: s.Headers}
+		if s.SSE {
+			return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &cp}, nil
+		}
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &cp, MaxRetries: 1, DisableStandaloneSSE: true}, nil
 	}
 	return nil, fmt.Errorf("mcp: server %s: no command and no URL", s.Name)
@@ -308,6 +348,9 @@ func (c *MCPConn) Close() error {
 	if c.session != nil {
 		err = c.session.Close()
 	}
+	if c.cancel != nil {
+		c.cancel()
+	}
 	if c.proc != nil {
 		if serr := c.proc.Stop(); serr != nil {
 			err = fmt.Errorf("mcp: server %s: stop: %w", c.server.Name, serr)
@@ -348,37 +391,36 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // mcpTool is one tool of an MCP server in the registry.
 type mcpTool struct {
 	conn              *MCPConn
-	name, remote      string
+	name, remote      string // the function name; the server's name for it
 	description       string
-	schema            *jsonschema.Schema
-	check             *schema.Validator
+	schema            *mcpSchema
 	readOnly, destroy bool
 }
 
-// newMCPTool converts a listed tool; skip says why it cannot be offered.
-func newMCPTool(c *MCPConn, t *mcp.Tool) (*mcpTool, string) {
-	name := MCPPrefix + c.server.Name + "__" + t.Name
+// newMCPTool converts a listed tool, offered as name (functionNames);
+// skip says why it cannot be offered.
+func newMCPTool(c *MCPConn, t *mcp.Tool, name string) (*mcpTool, string) {
 	if !validName.MatchString(name) {
 		return nil, fmt.Sprintf("%s: the name %q is not a valid function name ([a-zA-Z0-9_-]{1,64})", t.Name, name)
 	}
 	raw, err := json.Marshal(t.InputSchema)
-	if err != nil || string(raw) == "null" {
-		raw = []byte(`{"type":"object"}`)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Sprintf("%s: input schema: %v", t.Name, err)
-	}
-	v, err := schema.Compile(&s)
 	if err != nil {
-		return nil, fmt.Sprintf("%s: input schema: %v", t.Name, err)
+		raw = nil
+	}
+	s, err := prepareMCPSchema(raw)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: %v", t.Name, err)
 	}
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
 	}
-	desc = fmt.Sprintf("%s\n\n(A tool of the MCP server %q. Its effects are not known to the policy.)", strings.TrimSpace(desc), c.server.Name)
-	mt := &mcpTool{conn: c, name: name, remote: t.Name, description: desc, schema: &s, check: v}
+	named := ""
+	if name != MCPPrefix+c.server.Name+"__"+t.Name {
+		named = fmt.Sprintf(", named %q there", t.Name)
+	}
+	desc = fmt.Sprintf("%s\n\n(A tool of the MCP server %q%s. Its effects are not known to the policy.)", strings.TrimSpace(desc), c.server.Name, named)
+	mt := &mcpTool{conn: c, name: name, remote: t.Name, description: desc, schema: s}
 	if a := t.Annotations; a != nil {
 		mt.readOnly = a.ReadOnlyHint
 		mt.destroy = a.DestructiveHint != nil && *a.DestructiveHint
@@ -388,7 +430,10 @@ func newMCPTool(c *MCPConn, t *mcp.Tool) (*mcpTool, string) {
 
 func (t *mcpTool) Name() string               { return t.name }
 func (t *mcpTool) Description() string        { return t.description }
-func (t *mcpTool) Schema() *jsonschema.Schema { return t.schema }
+func (t *mcpTool) Schema() *jsonschema.Schema { return t.schema.model }
+
+// RemoteName is the name the server gave the tool: what a call sends.
+func (t *mcpTool) RemoteName() string { return t.remote }
 
 // opaqueEffects marks MCP tools for the gate: a server declares no
 // effects the policy can judge, only hints it cannot verify.
@@ -407,7 +452,7 @@ func (t *mcpTool) opaqueEffects() string {
 // typed tools get from their struct.
 func (t *mcpTool) Decode(raw json.RawMessage) (Invocation, error) {
 	args := normalizeArgs(raw)
-	if err := t.check.Validate(args); err != nil {
+	if err := t.schema.check.Validate(args); err != nil {
 		var se *schema.Error
 		if errors.As(err, &se) {
 			return Invocation{}, argumentError(se)
@@ -417,6 +462,15 @@ func (t *mcpTool) Decode(raw json.RawMessage) (Invocation, error) {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil {
 		return Invocation{}, &ArgumentError{Problem: "must be a JSON object"}
+	}
+	if full := t.schema.full; full != nil {
+		// What the gate's own check does not know: unions, references,
+		// bounds. The library's message names the schema's keyword.
+		var inst any
+		_ = json.Unmarshal(args, &inst)
+		if err := full.Validate(inst); err != nil {
+			return Invocation{}, &ArgumentError{Problem: "do not match the tool's schema: " + err.Error()}
+		}
 	}
 	return Invocation{Run: func(ctx context.Context) (Result, error) { return t.call(ctx, m) }}, nil
 }

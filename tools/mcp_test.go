@@ -2,9 +2,12 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -227,5 +230,121 @@ func TestMCPStartFailures(t *testing.T) {
 	_, err = tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "mute", Command: []string{"/bin/sh", "-c", "exec sleep 60"}, StartTimeout: 500 * time.Millisecond})
 	if err == nil || time.Since(start) > 15*time.Second {
 		t.Errorf("mute server: %v after %s", err, time.Since(start))
+	}
+}
+
+// schemaServer is an MCP server built with the go-sdk whose tools have
+// what real servers emit and model APIs refuse: a dotted name, a name
+// that the dotted one maps onto, a name too long for a function name,
+// and schemas with $ref/$defs (Pydantic's shape), a union and recursion.
+// Each tool answers with the name it was called by and its arguments.
+func schemaServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "schemas", Version: "v1"}, nil)
+	answer := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Params.Name + " " + string(req.Params.Arguments)}}}, nil
+	}
+	path := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+	s.AddTool(&mcp.Tool{Name: "files.read", Description: "Read a file.", InputSchema: path}, answer)
+	s.AddTool(&mcp.Tool{Name: "files_read", Description: "Read a file too.", InputSchema: path}, answer)
+	s.AddTool(&mcp.Tool{Name: strings.Repeat("long", 20), Description: "Long.", InputSchema: path}, answer)
+	s.AddTool(&mcp.Tool{Name: "create_item", Description: "Create an item.", InputSchema: json.RawMessage(`{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type": "object",
+		"$defs": {"Item": {"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["name"]}},
+		"properties": {
+			"item": {"$ref": "#/$defs/Item", "description": "the item"},
+			"mode": {"anyOf": [{"type": "string", "enum": ["fast", "slow"]}, {"type": "null"}], "default": null}
+		},
+		"required": ["item"]}`)}, answer)
+	s.AddTool(&mcp.Tool{Name: "tree", Description: "Take a tree.", InputSchema: json.RawMessage(`{
+		"type": "object",
+		"definitions": {"Node": {"type": "object", "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/definitions/Node"}}}}},
+		"properties": {"root": {"$ref": "#/definitions/Node"}}}`)}, answer)
+	s.AddTool(&mcp.Tool{Name: "remote", Description: "A remote reference.", InputSchema: json.RawMessage(`{
+		"type": "object", "properties": {"x": {"$ref": "https://example.com/x.json"}}}`)}, answer)
+	return s
+}
+
+// Tools whose names or schemas the model APIs refuse are offered anyway:
+// names mapped into the function-name alphabet (a collision and an
+// overlong name told apart by a hash), every call sent to the server's
+// own name; $ref/$defs inlined and $schema dropped from what the model
+// sees, and the arguments still checked against the server's schema
+// (a union too). Over streamable HTTP and over SSE.
+func TestMCPNamesAndSchemas(t *testing.T) {
+	t.Parallel()
+	for _, sse := range []bool{false, true} {
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return schemaServer() }, nil)
+		if sse {
+			h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return schemaServer() }, nil)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		c, err := tools.ConnectMCP(context.Background(), tools.MCPServer{Name: "my_srv-1", URL: srv.URL, SSE: sse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "remote") || !strings.Contains(c.Skipped[0], "https://example.com/x.json") {
+			t.Errorf("sse=%v skipped %q, want only the tool with a remote $ref, naming it", sse, c.Skipped)
+		}
+		v := mcpView(t, c)
+		names := v.Names()
+		var dotted, long string
+		for _, n := range names {
+			if !regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`).MatchString(n) {
+				t.Errorf("function name %q", n)
+			}
+			switch {
+			case strings.HasPrefix(n, "mcp__my_srv-1__files_read_"):
+				dotted = n
+			case strings.HasPrefix(n, "mcp__my_srv-1__longlong"):
+				long = n
+			}
+		}
+		if dotted == "" || long == "" || !slices.Contains(names, "mcp__my_srv-1__files_read") || len(names) != 5 {
+			t.Fatalf("sse=%v names %v", sse, names)
+		}
+		g := tools.NewGate(parsePolicy(t, "version: 1\nmode: unattended\ntools:\n  allow: [\"mcp__my_srv-1__*\"]\n"))
+		ctx := context.Background()
+		for fn, remote := range map[string]string{dotted: "files.read", "mcp__my_srv-1__files_read": "files_read", long: strings.Repeat("long", 20)} {
+			res, err := g.Call(ctx, v, call(fn, `{"path":"a.txt"}`))
+			if err != nil || !res.OK || !strings.HasPrefix(res.Output, remote+" ") {
+				t.Errorf("sse=%v %s: %v %+v, want the call sent to %q", sse, fn, err, res, remote)
+			}
+		}
+		if tl, _ := v.Tool(dotted); !strings.Contains(tl.Description(), `named "files.read" there`) {
+			t.Errorf("description of %s: %q", dotted, tl.Description())
+		}
+
+		item, _ := v.Tool("mcp__my_srv-1__create_item")
+		b, _ := json.Marshal(item.Schema())
+		js := string(b)
+		if strings.Contains(js, "$ref") || strings.Contains(js, "$defs") || strings.Contains(js, "$schema") ||
+			!strings.Contains(js, `"item":{`) || !strings.Contains(js, `"the item"`) || !strings.Contains(js, `"tags"`) {
+			t.Errorf("create_item's schema as the model sees it: %s", js)
+		}
+		res, err := g.Call(ctx, v, call("mcp__my_srv-1__create_item", `{"item":{"name":"x","tags":["a"]},"mode":"fast"}`))
+		if err != nil || !res.OK || !strings.Contains(res.Output, `"name":"x"`) {
+			t.Errorf("create_item: %v %+v", err, res)
+		}
+		for args, want := range map[string]string{
+			`{"item":{"tags":["a"]}}`:          "item.name", // the $ref's required field
+			`{"item":{"name":"x"},"mode":3}`:   "anyOf",     // the union
+			`{"item":{"name":"x","tags":[1]}}`: "tags",
+		} {
+			res, _ := g.Call(ctx, v, call("mcp__my_srv-1__create_item", args))
+			if res.OK || !strings.Contains(res.Output, want) {
+				t.Errorf("create_item %s: %+v, want an argument error about %s", args, res, want)
+			}
+		}
+		res, err = g.Call(ctx, v, call("mcp__my_srv-1__tree", `{"root":{"label":"a","children":[{"label":"b","children":[{"label":"c"}]}]}}`))
+		if err != nil || !res.OK {
+			t.Errorf("tree: %v %+v", err, res)
+		}
+		res, _ = g.Call(ctx, v, call("mcp__my_srv-1__tree", `{"root":{"label":"a","children":[{"label":"b","children":[{"label":7}]}]}}`))
+		if res.OK || !strings.Contains(res.Output, "label") {
+			t.Errorf("tree with a bad label deep down: %+v, want an argument error", res)
+		}
 	}
 }
