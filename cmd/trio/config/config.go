@@ -71,6 +71,11 @@ type File struct {
 	Hooks Hooks `yaml:"hooks"`
 	// MCP declares MCP servers whose tools the run offers (extensions.go).
 	MCP MCP `yaml:"mcp"`
+	// MCPServers declares MCP servers in the shape of Claude Code's
+	// .mcp.json and Claude Desktop's config; MCPJSON imports such a file
+	// (relative to this one). Both land in MCP.Servers (extensions.go).
+	MCPServers map[string]MCPServer `yaml:"mcpServers"`
+	MCPJSON    string               `yaml:"mcp_json"`
 	// Telemetry exports each run's trace over OTLP (telemetry.go).
 	Telemetry Telemetry `yaml:"telemetry"`
 	// Checks turns on the lint check, the reviewer and re-planning
