@@ -43,6 +43,16 @@ type AnthropicConfig struct {
 	// MaxTokens caps every reply unless Request.MaxTokens does; zero
 	// means DefaultAnthropicMaxTokens.
 	MaxTokens int
+	// ThinkingBudget, when positive, turns on extended thinking with that
+	// many tokens for every agent role not in ThinkingBudgetPerRole (at
+	// least MinThinkingBudget). Thinking counts inside the API's
+	// max_tokens, so a request sends the reply cap plus the budget. The
+	// thinking blocks come back in Message.Reasoning and are sent back
+	// with the turn they belong to, as the API requires across tool calls.
+	ThinkingBudget int
+	// ThinkingBudgetPerRole maps an agent role to its budget; 0 turns
+	// thinking off for that role.
+	ThinkingBudgetPerRole map[string]int
 	// Timeout bounds one attempt; zero means DefaultTimeout, negative none.
 	Timeout time.Duration
 	// MaxRetries: zero means DefaultMaxRetries, negative none, more than
@@ -96,6 +106,14 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = DefaultAnthropicMaxTokens
 	}
+	if err := checkThinking("", cfg.ThinkingBudget); err != nil {
+		return nil, err
+	}
+	for role, b := range cfg.ThinkingBudgetPerRole {
+		if err := checkThinking(role, b); err != nil {
+			return nil, err
+		}
+	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(key),
@@ -122,6 +140,30 @@ func (p *Anthropic) ModelFor(agent string) string {
 		return m
 	}
 	return p.cfg.Model
+}
+
+// MinThinkingBudget is the smallest extended-thinking budget the
+// Messages API accepts.
+const MinThinkingBudget = 1024
+
+func checkThinking(role string, budget int) error {
+	if budget == 0 || budget >= MinThinkingBudget {
+		return nil
+	}
+	what := "thinking budget"
+	if role != "" {
+		what += " of " + role
+	}
+	return fmt.Errorf("llm: anthropic: %s %d: want 0 (off) or at least %d tokens", what, budget, MinThinkingBudget)
+}
+
+// ThinkingBudgetFor returns the extended-thinking budget of an agent role
+// (0: off).
+func (p *Anthropic) ThinkingBudgetFor(agent string) int {
+	if b, ok := p.cfg.ThinkingBudgetPerRole[agent]; ok {
+		return b
+	}
+	return p.cfg.ThinkingBudget
 }
 
 // Complete sends one Messages API request, retrying transient failures.
@@ -224,6 +266,10 @@ func fromAnthropic(m *anthropic.Message) Response {
 	var text strings.Builder
 	for _, b := range m.Content {
 		switch b.Type {
+		case "thinking":
+			msg.Reasoning = append(msg.Reasoning, ReasoningBlock{Kind: "thinking", Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			msg.Reasoning = append(msg.Reasoning, ReasoningBlock{Kind: "redacted_thinking", Data: b.Data})
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
@@ -277,6 +323,12 @@ func (p *Anthropic) params(req Request, model string, useSchema bool) (anthropic
 		n = p.cfg.MaxTokens
 	}
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: int64(n), System: system, Messages: conv}
+	if b := p.ThinkingBudgetFor(req.Agent); b > 0 {
+		// max_tokens holds the thinking and the reply: the reply keeps its
+		// cap.
+		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(b))
+		params.MaxTokens += int64(b)
+	}
 	for i, t := range req.Tools {
 		f := t.GetFunction()
 		if f == nil {
@@ -401,6 +453,15 @@ func toAnthropic(msgs []Message) ([]anthropic.TextBlockParam, []anthropic.Messag
 			}
 		case RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
+			// The turn's thinking first, unchanged, as the API returned it.
+			for _, r := range m.Reasoning {
+				switch r.Kind {
+				case "thinking":
+					blocks = append(blocks, anthropic.NewThinkingBlock(r.Signature, r.Text))
+				case "redacted_thinking":
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(r.Data))
+				}
+			}
 			if m.Content != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 			}
@@ -411,7 +472,7 @@ func toAnthropic(msgs []Message) ([]anthropic.TextBlockParam, []anthropic.Messag
 				}
 				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, args, tc.Name))
 			}
-			if len(blocks) == 0 {
+			if m.Content == "" && len(m.ToolCalls) == 0 {
 				blocks = append(blocks, anthropic.NewTextBlock("(no reply)"))
 			}
 			out = append(out, anthropic.MessageParam{OfAssistant: &anthropic.AssistantMessageParam{Content: blocks}})

@@ -298,3 +298,71 @@ func toolDefs() []openai.ChatCompletionToolUnionParam {
 	}
 	return []openai.ChatCompletionToolUnionParam{def("read_file"), def("write_file")}
 }
+
+// Extended thinking: the budget is sent inside max_tokens (the reply keeps
+// its cap), the thinking blocks come back in Message.Reasoning and go back
+// first in their turn, unchanged, when the tool results are sent; the
+// fake server refuses the turn without them, as the API does.
+func TestAnthropicThinkingAcrossToolTurns(t *testing.T) {
+	t.Parallel()
+	streams(t, func(t *testing.T, stream bool) {
+		srv := llmtest.NewServer(t)
+		srv.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "toolu_1", Name: "read_file", Arguments: `{"path":"a.go"}`}))
+		srv.Enqueue(llmtest.Reply{Content: "done"})
+		p := newAnthropic(t, srv, func(c *llm.AnthropicConfig) {
+			c.Stream, c.MaxTokens = stream, 2000
+			c.ThinkingBudgetPerRole = map[string]int{"worker": 4096}
+		})
+		req := userReq("build it")
+		req.Agent, req.Tools = "worker", toolDefs()
+		first, err := p.Complete(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first.Message.Reasoning) != 1 || first.Message.Reasoning[0].Kind != "thinking" || first.Message.Reasoning[0].Signature == "" {
+			t.Fatalf("reasoning %+v", first.Message.Reasoning)
+		}
+		got := srv.Requests()[0]
+		if got.ThinkingBudget != 4096 || *got.MaxTokens != 2000+4096 {
+			t.Errorf("thinking budget %d, max_tokens %d; want 4096 and the reply cap plus it", got.ThinkingBudget, *got.MaxTokens)
+		}
+		next := req
+		next.Messages = append(slices.Clone(req.Messages), first.Message,
+			llm.Message{Role: llm.RoleTool, ToolCallID: "toolu_1", Content: "package a"})
+		if _, err := p.Complete(context.Background(), next); err != nil {
+			t.Fatalf("the tool turn with its thinking: %v", err)
+		}
+		ar, _ := srv.Requests()[1].Anthropic()
+		if b := ar.Messages[1].Content; len(b) != 2 || b[0].Type != "thinking" || b[0].Signature != first.Message.Reasoning[0].Signature {
+			t.Errorf("the assistant turn sent back %+v, want its thinking first, unchanged", b)
+		}
+
+		// The premise: the fake refuses what the API refuses.
+		dropped := next
+		dropped.Messages = slices.Clone(next.Messages)
+		m := first.Message
+		m.Reasoning = nil
+		dropped.Messages[len(dropped.Messages)-2] = m
+		srv.Enqueue(llmtest.Reply{Content: "unused"})
+		_, err = p.Complete(context.Background(), dropped)
+		if err == nil || !strings.Contains(err.Error(), "must start with a thinking block") {
+			t.Errorf("a tool turn without its thinking: %v, want the API's refusal", err)
+		}
+		// Other roles think only when configured to.
+		planner := userReq("plan")
+		planner.Agent = "planner"
+		if _, err := p.Complete(context.Background(), planner); err != nil {
+			t.Fatal(err)
+		}
+		if r := srv.Requests(); r[len(r)-1].ThinkingBudget != 0 {
+			t.Errorf("the planner sent a thinking budget %d", r[len(r)-1].ThinkingBudget)
+		}
+	})
+}
+
+func TestAnthropicThinkingBudgetChecked(t *testing.T) {
+	_, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: fakeKey, Model: "m", ThinkingBudgetPerRole: map[string]int{"critic": 500}})
+	if err == nil || !strings.Contains(err.Error(), "thinking budget of critic 500") {
+		t.Errorf("a 500-token budget: %v", err)
+	}
+}

@@ -27,6 +27,21 @@ type Message struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	// Name is the tool's name on a RoleTool message (informational).
 	Name string `json:"name,omitempty"`
+	// Reasoning holds an assistant message's reasoning as the provider
+	// returned it (Anthropic's thinking blocks with their signatures), to
+	// be sent back unchanged: the API requires the thinking of the turn
+	// whose tool calls are being answered. Never shown to other roles.
+	Reasoning []ReasoningBlock `json:"reasoning,omitempty"`
+}
+
+// ReasoningBlock is one opaque block of a model's reasoning. Kind is
+// "thinking" (Text readable, Signature verifies it) or "redacted_thinking"
+// (Data encrypted).
+type ReasoningBlock struct {
+	Kind      string `json:"kind"`
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 // ToolCall is a model's request to call one tool. Arguments is the raw JSON

@@ -77,3 +77,24 @@ func CheckReasoningEffort(e string) error {
 	}
 	return nil
 }
+
+// ThinkingBudgetOf is the Anthropic extended-thinking budget a reasoning
+// level stands for, so that one setting (reasoning in trio.yaml,
+// --reasoning) serves both providers: "" and none turn thinking off. The
+// budgets leave room under the output limits of current Claude models
+// with the default reply cap added (max_tokens holds both).
+func ThinkingBudgetOf(level string) int {
+	switch level {
+	case "minimal":
+		return MinThinkingBudget
+	case "low":
+		return 2048
+	case "medium":
+		return 8192
+	case "high":
+		return 16384
+	case "xhigh":
+		return 24576
+	}
+	return 0
+}

@@ -106,7 +106,6 @@ func TestReasoningModelRefusesMaxTokens(t *testing.T) {
 		{"token_parameter:\n  gpt-5.1: max_completion\n", nil, `trio.yaml:16: token_parameter.gpt-5.1: want max_tokens or max_completion_tokens, got "max_completion"`},
 		{"", []string{"--reasoning", "worker=extreme"}, `--reasoning worker=extreme: "extreme": want one of none, minimal`},
 		{"", []string{"--reasoning", "coder=high"}, `--reasoning coder=high: want LEVEL or ROLE=LEVEL`},
-		{"endpoints:\n  worker:\n    kind: anthropic\n    api_key_env: TRIO_TEST_KEY\n", nil, "reasoning: the worker is served by the Anthropic endpoint"},
 	} {
 		dir := t.TempDir()
 		srv, env := reasoningConfig(t, dir, tt.extra)
@@ -117,5 +116,43 @@ func TestReasoningModelRefusesMaxTokens(t *testing.T) {
 		if n := len(srv.Requests()); n != 0 {
 			t.Errorf("%q %v: %d model requests, want 0", tt.extra, tt.args, n)
 		}
+	}
+}
+
+// The Worker on an Anthropic endpoint with reasoning high thinks with a
+// 16384-token budget (sent inside max_tokens, beside the 2048 reply cap),
+// and the run completes: its tool turns carry their thinking blocks back,
+// which the fake server, like the API, requires. The other roles stay on
+// OpenAI's reasoning_effort.
+func TestAnthropicThinkingRunCompletes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, env := reasoningConfig(t, dir, "")
+	extra := fmt.Sprintf("endpoints:\n  worker:\n    kind: anthropic\n    base_url: %s\n    api_key_env: TRIO_TEST_KEY\n    max_retries: 0\n", srv.AnthropicURL())
+	f, err := os.OpenFile(filepath.Join(dir, "trio.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(extra)
+	f.Close()
+	r := trio(t, dir, env, "run", "--config", "trio.yaml", "--goal", "Write the files.", "--sandbox", "local", "--runs-dir", "runs", "--workspace", "ws")
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	worker := 0
+	for i, q := range srv.Requests() {
+		if q.Model != "gpt-5-mini" {
+			if q.ThinkingBudget != 0 {
+				t.Errorf("request %d (%s): thinking budget %d", i, q.Model, q.ThinkingBudget)
+			}
+			continue
+		}
+		worker++
+		if q.ThinkingBudget != llm.ThinkingBudgetOf("high") || *q.MaxTokens != 2048+llm.ThinkingBudgetOf("high") {
+			t.Errorf("worker request %d: thinking %d, max_tokens %d; want %d and 2048 more", i, q.ThinkingBudget, *q.MaxTokens, llm.ThinkingBudgetOf("high"))
+		}
+	}
+	if worker < 2 {
+		t.Errorf("%d worker requests, want a tool turn at least", worker)
 	}
 }

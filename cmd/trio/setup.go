@@ -146,13 +146,6 @@ func endpointModel(f *config.File) (llm.Model, error) {
 func providerFor(e config.Endpoint, f *config.File, model string, perRole map[string]string, roles []string) (llm.Model, error) {
 	anthropic := e.Kind == config.KindAnthropic
 	efforts := f.Reasoning.PerRole()
-	if anthropic {
-		for _, role := range roles {
-			if effort, ok := efforts[role]; (ok && effort != "") || (!ok && f.Reasoning.Default != "") {
-				return nil, configError(fmt.Errorf("reasoning: the %s is served by the Anthropic endpoint, which takes no reasoning_effort; set reasoning.%s to \"\" or move it to an OpenAI endpoint", role, role))
-			}
-		}
-	}
 	keyEnv := e.APIKeyEnv
 	switch {
 	case keyEnv != "":
@@ -194,6 +187,8 @@ func providerFor(e config.Endpoint, f *config.File, model string, perRole map[st
 			BaseURL: base, APIKeyEnv: keyEnv, Model: model, Models: perRole, MaxTokens: f.MaxTokens,
 			Timeout: e.Timeout.Duration, MaxRetries: maxRetries, StructuredOutputs: e.StructuredOutputs, Stream: e.Stream,
 			MaxReplyBytes: e.MaxReplyBytes,
+			// The reasoning level is extended thinking's budget here.
+			ThinkingBudget: llm.ThinkingBudgetOf(f.Reasoning.Default), ThinkingBudgetPerRole: thinkingBudgets(efforts),
 		})
 	} else {
 		m, err = llm.NewOpenAI(llm.OpenAIConfig{
@@ -207,6 +202,16 @@ func providerFor(e config.Endpoint, f *config.File, model string, perRole map[st
 		return nil, configError(err)
 	}
 	return m, nil
+}
+
+// thinkingBudgets maps each role's reasoning level to its Anthropic
+// thinking budget.
+func thinkingBudgets(efforts map[string]string) map[string]int {
+	out := make(map[string]int, len(efforts))
+	for role, e := range efforts {
+		out[role] = llm.ThinkingBudgetOf(e)
+	}
+	return out
 }
 
 // applyReasoning applies --reasoning values to cfg: LEVEL sets every

@@ -1,6 +1,8 @@
 package llmtest
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +35,9 @@ type AnthropicBlock struct {
 	Name         string          `json:"name,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Thinking     string          `json:"thinking,omitempty"`
+	Signature    string          `json:"signature,omitempty"`
+	Data         string          `json:"data,omitempty"`
 	Content      json.RawMessage `json:"content,omitempty"`
 	CacheControl *struct {
 		Type string `json:"type"`
@@ -41,11 +46,17 @@ type AnthropicBlock struct {
 
 // AnthropicRequest is the decoded body of a Messages API request.
 type AnthropicRequest struct {
-	Model     string           `json:"model"`
-	MaxTokens int              `json:"max_tokens"`
-	Stream    bool             `json:"stream"`
-	System    []AnthropicBlock `json:"system"`
-	Messages  []struct {
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
+	Stream    bool   `json:"stream"`
+	// Thinking is extended thinking's setting, when sent.
+	Thinking *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking,omitempty"`
+	Temperature *float64         `json:"temperature,omitempty"`
+	System      []AnthropicBlock `json:"system"`
+	Messages    []struct {
 		Role    string           `json:"role"`
 		Content []AnthropicBlock `json:"content"`
 	} `json:"messages"`
@@ -100,12 +111,18 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := ar.neutral()
+	if err == nil {
+		err = ar.checkThinking()
+	}
 	if err != nil {
 		writeAnthropicError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	mt := ar.MaxTokens
 	rec := Request{Body: body, Header: r.Header.Clone(), Model: ar.Model, Stream: ar.Stream, MaxTokens: &mt}
+	if ar.thinking() {
+		rec.ThinkingBudget = ar.Thinking.BudgetTokens
+	}
 	for _, m := range req.Messages {
 		rm := Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
@@ -251,6 +268,62 @@ func (a AnthropicRequest) neutral() (llm.Request, error) {
 	return req, nil
 }
 
+// thinking reports whether the request turned extended thinking on.
+func (a AnthropicRequest) thinking() bool {
+	return a.Thinking != nil && a.Thinking.Type == "enabled"
+}
+
+// checkThinking refuses what the Messages API refuses with extended
+// thinking: a budget under 1024 tokens or not under max_tokens, a
+// temperature other than 1, and, in a tool loop (the last user turn
+// answers tool calls), a last assistant turn that does not start with
+// the thinking blocks it was returned with, unchanged.
+func (a AnthropicRequest) checkThinking() error {
+	if !a.thinking() {
+		return nil
+	}
+	switch b := a.Thinking.BudgetTokens; {
+	case b < 1024:
+		return fmt.Errorf("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+	case b >= a.MaxTokens:
+		return fmt.Errorf("`max_tokens` must be greater than `thinking.budget_tokens`")
+	}
+	if a.Temperature != nil && *a.Temperature != 1 {
+		return fmt.Errorf("`temperature` may only be set to 1 when thinking is enabled")
+	}
+	n := len(a.Messages)
+	if n < 2 || a.Messages[n-1].Role != "user" || a.Messages[n-2].Role != "assistant" {
+		return nil
+	}
+	answers := false
+	for _, b := range a.Messages[n-1].Content {
+		answers = answers || b.Type == "tool_result"
+	}
+	last := a.Messages[n-2].Content
+	if !answers || len(last) == 0 {
+		return nil
+	}
+	switch first := last[0]; first.Type {
+	case "thinking":
+		if first.Signature != thinkingSignature(first.Thinking) {
+			return fmt.Errorf("messages.%d.content.0: Invalid `signature` in `thinking` block", n-2)
+		}
+	case "redacted_thinking":
+	default:
+		return fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block", n-2, first.Type)
+	}
+	return nil
+}
+
+// thinkingSignature is what the server signs a thinking block's text with.
+func thinkingSignature(text string) string {
+	sum := sha256.Sum256([]byte("llmtest thinking\x00" + text))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// thinkingText is the thinking the server returns for request n.
+func thinkingText(n int) string { return fmt.Sprintf("llmtest: thinking for request %d.", n) }
+
 // resultText flattens a tool_result's content (a string or text blocks).
 func resultText(raw json.RawMessage) string {
 	var s string
@@ -294,7 +367,10 @@ func (s *Server) anthropicMessage(n int, rec Request, reply Reply, full bool) ma
 	model, finish, usage, calls := s.complete(n, rec, reply)
 	content := []any{}
 	if full {
-		content = anthropicBlocks(reply, calls)
+		if rec.ThinkingBudget > 0 {
+			content = append(content, map[string]any{"type": "thinking", "thinking": thinkingText(n), "signature": thinkingSignature(thinkingText(n))})
+		}
+		content = append(content, anthropicBlocks(reply, calls)...)
 	}
 	return map[string]any{
 		"id": fmt.Sprintf("msg_llmtest_%d", n), "type": "message", "role": "assistant", "model": model,
@@ -345,6 +421,15 @@ func (s *Server) writeAnthropicStream(w http.ResponseWriter, n int, rec Request,
 		"cache_read_input_tokens": usage["cache_read_input_tokens"], "cache_creation_input_tokens": usage["cache_creation_input_tokens"]}
 	send("message_start", map[string]any{"message": startMsg})
 	idx := 0
+	if rec.ThinkingBudget > 0 {
+		send("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+		for _, p := range split(thinkingText(n), s.chunk) {
+			send("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+		}
+		send("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "signature_delta", "signature": thinkingSignature(thinkingText(n))}})
+		send("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
 	if reply.Content != "" {
 		send("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
 		for _, p := range split(reply.Content, s.chunk) {

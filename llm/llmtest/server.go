@@ -153,6 +153,9 @@ type Request struct {
 	TokenParameter  string
 	ReasoningEffort string
 	Temperature     *float64
+	// ThinkingBudget is an Anthropic request's extended-thinking budget
+	// (0: thinking off).
+	ThinkingBudget int
 }
 
 // Option configures a Server.
