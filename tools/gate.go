@@ -225,15 +225,30 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	rec.Effects = inv.Effects
 
 	checks := g.judge(t, c.Name, inv.Effects)
+	var hookContext string
 	if g.hooks.Len() > 0 {
 		// The hooks see the policy's verdict; theirs joins the checks, so
-		// it can only make the outcome stricter.
-		hd := g.hooks.pre(ctx, c, rec.Role, worstOf(checks).d)
+		// it can only make the outcome stricter. Arguments a hook changed
+		// are decoded and judged again, as if the model had sent them.
+		mode := ClaudePermissionMode(g.policy)
+		pre := g.hooks.pre(ctx, c, rec.Role, worstOf(checks).d, mode)
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		if hd.Verdict != policy.Allow {
-			checks = append(checks, check{d: hd})
+		hookContext = pre.context
+		if pre.args != nil && pre.d.Verdict != policy.Deny {
+			c.Arguments = pre.args
+			if inv, err = t.Decode(c.Arguments); err != nil {
+				msg := fmt.Sprintf("%s: a PreToolUse hook's updatedInput: %v", c.Name, err)
+				rec.Decision = policy.Decision{Verdict: policy.Deny, Rule: RuleInvalidArguments, Reason: msg}
+				rec.Outcome, rec.Error = OutcomeInvalid, msg
+				return withHookContext(errorResult("%s", msg), hookContext), nil
+			}
+			rec.Effects = inv.Effects
+			checks = g.judge(t, c.Name, inv.Effects)
+		}
+		if pre.d.Verdict != policy.Allow {
+			checks = append(checks, check{d: pre.d})
 		}
 	}
 	worst := worstOf(checks)
@@ -248,7 +263,7 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 	if worst.d.Verdict != policy.Allow {
 		rec.Decision = worst.d
 		rec.Outcome = OutcomeDenied
-		return deniedResult(worst.d), nil
+		return withHookContext(deniedResult(worst.d), hookContext), nil
 	}
 
 	start := time.Now()
@@ -261,7 +276,8 @@ func (g *Gate) call(ctx context.Context, v View, c Call, rec *Record) (Result, e
 		res.Duration = rec.Duration
 	}
 	if g.hooks.Len() > 0 {
-		res = g.hooks.post(ctx, c, rec.Role, res)
+		res = g.hooks.post(ctx, c, rec.Role, res, ClaudePermissionMode(g.policy))
+		res = withHookContext(res, hookContext)
 	}
 	rec.Outcome = OutcomeError
 	if res.OK {
