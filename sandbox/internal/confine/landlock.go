@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -57,6 +56,12 @@ type LandlockSpec struct {
 	// every socket family but AF_UNIX through seccomp.
 	NoNetwork bool     `json:"nonet,omitempty"`
 	Rlimits   []Rlimit `json:"rl,omitempty"`
+	// Ready, when positive, is a descriptor of the supervisor that the
+	// second stage writes one byte to once the command is confined and
+	// its program found, just before the exec: a caller that waits for
+	// it (a started process) knows the walls are up. The supervisor
+	// hands it to the second stage as descriptor 3 and closes its own.
+	Ready int `json:"ready,omitempty"`
 }
 
 // LandlockABIMin is the oldest Landlock ABI the landlock kind runs on.
@@ -128,9 +133,10 @@ func runSupervisor(specJSON string, argv []string) int {
 		return fail("subreaper: %v", err)
 	}
 	// SIGTERM (timeout, cancellation, trio's own death) kills everything.
-	var stopping atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// SIGCHLD wakes the loop below to reap.
+	stop, chld := make(chan os.Signal, 1), make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(chld, syscall.SIGCHLD)
 	if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("no_new_privs: %v", err)
 	}
@@ -148,44 +154,63 @@ func runSupervisor(specJSON string, argv []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	stage2, err := json.Marshal(LandlockSpec{Rlimits: spec.Rlimits})
+	files := []uintptr{0, 1, 2}
+	next := LandlockSpec{Rlimits: spec.Rlimits}
+	if spec.Ready > 0 {
+		files, next.Ready = append(files, uintptr(spec.Ready)), 3
+	}
+	stage2, err := json.Marshal(next)
 	if err != nil {
 		return fail("%v", err)
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{LandlockArg0, LandlockExecFlag, string(stage2)}, argv...),
-		&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+		&syscall.ProcAttr{Env: os.Environ(), Files: files})
+	if spec.Ready > 0 {
+		// Only the second stage's copy may say ready; with it gone, the
+		// caller reads end of file.
+		unix.Close(spec.Ready)
+	}
 	if err != nil {
 		return fail("start: %v", err)
 	}
-	go func() {
-		<-sigs
-		stopping.Store(true)
-		killChildren()
-	}()
-	code := -1
+	// Everything below runs on the main thread, where Go runs init
+	// functions: landlock_restrict_self made a domain per thread, and
+	// only this thread's is the one the command's is nested in, so only
+	// this thread may signal the command's processes (Landlock's signal
+	// scoping, ABI 6).
+	code, stopping := -1, false
 	for {
-		if code >= 0 || stopping.Load() {
-			killChildren()
-		}
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil { // ECHILD: nothing is left
-			break
-		}
-		if got == pid {
-			code = ws.ExitStatus()
-			if ws.Signaled() {
-				code = 128 + int(ws.Signal())
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil { // ECHILD: nothing is left
+				if code < 0 {
+					return fail("the command's process was lost")
+				}
+				return code
+			}
+			if got <= 0 {
+				break
+			}
+			if got == pid {
+				code = ws.ExitStatus()
+				if ws.Signaled() {
+					code = 128 + int(ws.Signal())
+				}
 			}
 		}
+		if code >= 0 || stopping {
+			killChildren()
+		}
+		select {
+		case <-chld:
+		case <-stop:
+			stopping = true
+		}
 	}
-	if code < 0 {
-		return fail("the command's process was lost")
-	}
-	return code
 }
 
 // killChildren sends SIGKILL to every child of this process; the
@@ -338,6 +363,13 @@ func runLandlockExec(specJSON string, argv []string) int {
 	}
 	if err := dropCapabilities(); err != nil {
 		return fail(ExitCode, Marker+"capabilities: %v", err)
+	}
+	if spec.Ready > 0 {
+		_, err := unix.Write(spec.Ready, []byte{'r'})
+		unix.Close(spec.Ready)
+		if err != nil {
+			return fail(ExitCode, Marker+"ready: %v", err)
+		}
 	}
 	err = syscall.Exec(prog, argv, os.Environ())
 	code := 126
