@@ -37,6 +37,20 @@
 // process left. The command itself runs in a Landlock domain nested in
 // the helper's, so from ABI 6 it cannot signal the helper.
 //
+// # Started processes
+//
+// [Sandbox.Start] (a sandbox.Starter: stdio MCP servers, background
+// processes) confines a long-lived process as Exec does its commands,
+// with the rules planned when it starts, the same rlimits and no timeout,
+// and a HOME, TMPDIR and build cache of its own that Exec's commands
+// cannot reach (nor it theirs); from ABI 6 neither can signal the other.
+// It returns once the process is confined and its program found. Its
+// helper is a child subreaper too: Stop, Close and trio's death kill
+// every process it started, and Stop returns once they are gone. The
+// disk limit is watched while it runs; what it made that the rules hide
+// is removed when it stops. Its program must lie where commands may read
+// (the workspace, the toolchain folders).
+//
 // # What it does not enforce that userns does
 //
 //   - denied paths (paths.deny) inside the workspace: Landlock only

@@ -41,6 +41,14 @@ func requireLandlock(t testing.TB) {
 // reports whether this is root's run. Not root: false.
 func asNobody(t *testing.T, name string) {
 	t.Helper()
+	asNobodyWith(t, name, nil)
+}
+
+// asNobodyWith is asNobody that first lets prepare put what the re-run
+// needs in its base folder (as root; the re-run finds the folder in
+// $TRIO_LANDLOCK_TEST_BASE).
+func asNobodyWith(t *testing.T, name string, prepare func(t *testing.T, base string)) {
+	t.Helper()
 	if os.Getuid() != 0 {
 		return
 	}
@@ -66,6 +74,9 @@ func asNobody(t *testing.T, name string) {
 		bin := filepath.Join(base, "landlock.test")
 		copyFile(t, self, bin, 0o755)
 		copyFile(t, shippedPolicyFile, filepath.Join(base, "policy.yaml"), 0o644)
+		if prepare != nil {
+			prepare(t, base)
+		}
 		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
 			bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 		cmd.Dir = base

@@ -159,6 +159,9 @@ type Sandbox struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	procsMu sync.Mutex
+	procs   map[*process]bool // started, not yet stopped
 }
 
 var _ sandbox.Sandbox = (*Sandbox)(nil)
@@ -202,7 +205,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	if err := s.seedCache(ctx); err != nil {
 		return nil, err
 	}
-	s.env = s.commandEnv()
+	s.env = s.commandEnv(s.own())
 	if cfg.Limits.Disk > 0 {
 		s.diskBase = sandbox.DiskUsage(cfg.Workspace) + sandbox.DiskUsage(s.stateDir)
 	}
@@ -291,13 +294,20 @@ func Prune(stateDir string) ([]sandbox.Leftover, error) {
 	return removeLeftovers(stateDir)
 }
 
-// commandEnv is the allow-listed environment of every command, with the
-// sandbox's own HOME, TMPDIR and build cache.
-func (s *Sandbox) commandEnv() []string {
-	extra := []string{"GOCACHE=" + filepath.Join(s.cache, "go-build"), "XDG_CACHE_HOME=" + s.cache,
-		"GOPATH=" + filepath.Join(s.home, "go"), "GOTELEMETRY=off"}
+// folders are the HOME, TMPDIR and build cache a command may write
+// besides the workspace: the commands' own, or a started process's.
+type folders struct{ home, tmp, cache string }
+
+// own are the folders of Exec's commands.
+func (s *Sandbox) own() folders { return folders{s.home, s.tmp, s.cache} }
+
+// commandEnv is the allow-listed environment of every command, with f's
+// HOME, TMPDIR and build cache.
+func (s *Sandbox) commandEnv(f folders) []string {
+	extra := []string{"GOCACHE=" + filepath.Join(f.cache, "go-build"), "XDG_CACHE_HOME=" + f.cache,
+		"GOPATH=" + filepath.Join(f.home, "go"), "GOTELEMETRY=off"}
 	if s.base != "" {
-		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(s.exe, filepath.Join(s.cache, "go-build"), s.base))
+		extra = append(extra, "GOCACHEPROG="+gocacheprog.Prog(s.exe, filepath.Join(f.cache, "go-build"), s.base))
 	}
 	if s.cfg.ModCache != "none" {
 		extra = append(extra, "GOMODCACHE="+s.cfg.ModCache)
@@ -307,7 +317,7 @@ func (s *Sandbox) commandEnv() []string {
 	} else {
 		extra = append(extra, "GOPROXY=off", "PIP_NO_INDEX=1")
 	}
-	return sandbox.BaseEnv("", s.home, s.tmp, extra...)
+	return sandbox.BaseEnv("", f.home, f.tmp, extra...)
 }
 
 // Info reports an isolating sandbox whose workspace is the host folder
@@ -372,8 +382,9 @@ func (s *Sandbox) pids() int64 {
 	return sandbox.DefaultPids
 }
 
-// Close removes the sandbox's folders; every command's processes died
-// with it. It is safe to call more than once.
+// Close stops every started process (see Start) and removes the
+// sandbox's folders; every command's processes died with it. It is safe
+// to call more than once.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -381,7 +392,8 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.removeState()
+	err := s.stopAll()
+	return errors.Join(err, s.removeState())
 }
 
 // Exec runs cmd confined: the path rules planned again from the
@@ -487,8 +499,9 @@ func (s *Sandbox) workdir(rel string) (string, error) {
 	return real, nil
 }
 
-// spec is what the helper applies for one command under layout.
-func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64) (confine.LandlockSpec, error) {
+// spec is what the helper applies for one command under layout, which
+// may write f besides the workspace.
+func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64, f folders) (confine.LandlockSpec, error) {
 	read := append(append([]string(nil), s.cfg.ToolchainDirs...), s.cfg.EtcFiles...)
 	read = append(read, "/etc/passwd", "/etc/group", "/etc/hosts", "/proc")
 	if s.cfg.Limits.Network {
@@ -502,7 +515,7 @@ func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64) (confine.LandlockS
 	}
 	spec := confine.LandlockSpec{
 		Read:      read,
-		Write:     []string{s.home, s.tmp, s.cache},
+		Write:     []string{f.home, f.tmp, f.cache},
 		DevFiles:  []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
 		NoNetwork: !s.cfg.Limits.Network,
 		Rlimits:   []confine.Rlimit{{Resource: unix.RLIMIT_CORE, Value: 0}},
@@ -603,7 +616,7 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	if lim.Disk > 0 {
 		left = max(lim.Disk-(sandbox.DiskUsage(s.cfg.Workspace)+sandbox.DiskUsage(s.stateDir)-s.diskBase), 0)
 	}
-	spec, err := s.spec(layout, left)
+	spec, err := s.spec(layout, left, s.own())
 	if err != nil {
 		return sandbox.Result{}, err
 	}

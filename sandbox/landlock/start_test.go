@@ -1,0 +1,58 @@
+package landlock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/trioagent/trio/internal/sandboxtest"
+	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/confine"
+)
+
+// TestStarter runs the conformance rows for started processes (MCP
+// servers, background processes) as root and as nobody: pipes, Stop and
+// Close killing every process (setsid ones included), no signal between
+// them and Exec's commands, an MCP server answering tools/list, the path
+// rules and the disk limit.
+func TestStarter(t *testing.T) {
+	requireLandlock(t)
+	o := sandboxtest.StarterOptions{}
+	if base := os.Getenv(childEnv); base != "" {
+		o.MCPServer = filepath.Join(base, "mcpserver")
+	}
+	if confine.ABI() < 6 {
+		o.Skip = map[string]string{"commands-and-started-cannot-kill-each-other": "signal scoping needs Landlock ABI 6 (Info says so)"}
+	}
+	sandboxtest.RunStarterWith(t, open, o)
+	if os.Getenv(childEnv) == "" {
+		asNobodyWith(t, "TestStarter", func(t *testing.T, base string) {
+			sandboxtest.BuildMCPServer(t, filepath.Join(base, "mcpserver"))
+		})
+	}
+}
+
+// A command that runs out of time takes every process it started with
+// it, a setsid one included: its helper kills them all on SIGTERM. (The
+// helper's signal goroutine once killed from a thread whose Landlock
+// domain was not the command's parent, got EPERM, and was killed itself
+// five seconds later, leaving the processes to init.)
+func TestTimeoutKillsEveryProcess(t *testing.T) {
+	requireLandlock(t)
+	sb := open(t, sandboxtest.Workspace(t), nil, sandbox.Limits{Timeout: time.Minute})
+	m := fmt.Sprintf("4444.%d%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	res, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"/bin/sh", "-c",
+		"sleep " + m + " & (setsid sleep " + m + " &); exec sleep " + m}, Timeout: time.Second})
+	if err != nil || !res.TimedOut {
+		t.Fatalf("%+v %v, want a timeout", res, err)
+	}
+	if left := sandboxtest.HostPids(t, m); len(left) > 0 {
+		t.Errorf("after the timeout, processes of the command still exist on the host: %v", left)
+	}
+	if os.Getenv(childEnv) == "" {
+		asNobody(t, "TestTimeoutKillsEveryProcess")
+	}
+}
