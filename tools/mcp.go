@@ -22,10 +22,13 @@ import (
 	"github.com/trioagent/trio/sandbox"
 )
 
-// Defaults of an MCPServer's time limits.
+// Defaults of an MCPServer's time limits. A stdio server gets longer to
+// start: `npx -y` and `uvx` fetch and install its package on first use,
+// which takes minutes on a slow connection.
 const (
-	DefaultMCPCallTimeout  = 60 * time.Second
-	DefaultMCPStartTimeout = 30 * time.Second
+	DefaultMCPCallTimeout         = 60 * time.Second
+	DefaultMCPStartTimeout        = 30 * time.Second
+	DefaultMCPCommandStartTimeout = 3 * time.Minute
 )
 
 // MCPPrefix starts the name of every MCP tool: mcp__<server>__<tool>, the
@@ -65,7 +68,8 @@ type MCPServer struct {
 	// Transport, when set, is used instead of Command or URL.
 	Transport mcp.Transport
 	// CallTimeout bounds one tool call, StartTimeout the connection and
-	// the tool listing; zero means the defaults.
+	// the tool listing (the start of a stdio server included); zero means
+	// the defaults.
 	CallTimeout, StartTimeout time.Duration
 }
 
@@ -111,6 +115,9 @@ func ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
 	}
 	if s.StartTimeout <= 0 {
 		s.StartTimeout = DefaultMCPStartTimeout
+		if len(s.Command) > 0 {
+			s.StartTimeout = DefaultMCPCommandStartTimeout
+		}
 	}
 	c := &MCPConn{server: s}
 	sctx, cancel := context.WithTimeout(ctx, s.StartTimeout)

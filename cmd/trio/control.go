@@ -15,7 +15,8 @@ import (
 // on the host: the configuration file (./trio.yaml when none was loaded,
 // since a later session would load it), the policy file, the files the
 // hook commands name (through $CLAUDE_PROJECT_DIR too, which is ws when
-// the workspace is known) and those of MCP servers started on the host.
+// the workspace is known), the .mcp.json that mcp_json imports, and the
+// files of MCP servers started on the host.
 func controlFiles(cfg *config.File, polPath, ws string) []string {
 	cfgPath := cfg.Path
 	if cfgPath == "" {
@@ -24,6 +25,10 @@ func controlFiles(cfg *config.File, polPath, ws string) []string {
 	files := []string{abs(cfgPath)}
 	if polPath != "" {
 		files = append(files, abs(polPath))
+	}
+	if cfg.MCPJSON != "" {
+		// Its servers are started: it is configuration like this file.
+		files = append(files, abs(cfg.Resolve(cfg.MCPJSON)))
 	}
 	dir := abs(configDir(cfg))
 	for _, h := range hookCommands(cfg.Hooks) {

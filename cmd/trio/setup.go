@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -430,13 +431,21 @@ type declared struct {
 func (d declared) inSandbox() bool { return len(d.srv.Command) > 0 && !d.host }
 
 // declaredServers are the configuration's MCP servers, sorted by name,
-// with their environment variables and header values looked up.
+// with their ${VAR} references, environment variables and header values
+// looked up in the host's environment.
 func declaredServers(f *config.File) ([]declared, error) {
 	var out []declared
 	for _, name := range f.MCP.ServerNames() {
-		s := f.MCP.Servers[name]
-		d := declared{name: name, key: "mcp.servers." + name, roles: s.Roles, host: s.Host,
-			srv: tools.MCPServer{Name: name, URL: s.URL, CallTimeout: s.Timeout.Duration, StartTimeout: s.StartupTimeout.Duration}}
+		s, err := f.MCP.Servers[name].Expanded(os.LookupEnv)
+		if err != nil {
+			return nil, configError(fmt.Errorf("%s: %w", f.Path, err))
+		}
+		key := s.Key
+		if key == "" {
+			key = "mcp.servers." + name
+		}
+		d := declared{name: name, key: key, roles: s.Roles, host: s.Host,
+			srv: tools.MCPServer{Name: name, URL: s.URL, SSE: s.SSE(), CallTimeout: s.Timeout.Duration, StartTimeout: s.StartupTimeout.Duration}}
 		if len(d.roles) == 0 {
 			d.roles = []string{agent.RoleWorker}
 		}
@@ -452,6 +461,15 @@ func declaredServers(f *config.File) ([]declared, error) {
 			if val, ok := os.LookupEnv(v); ok {
 				d.srv.Env = append(d.srv.Env, v+"="+val)
 			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			d.srv.Env = append(d.srv.Env, k+"="+s.Env[k])
+		}
+		for h, v := range s.Headers {
+			if d.srv.Headers == nil {
+				d.srv.Headers = map[string]string{}
+			}
+			d.srv.Headers[h] = v
 		}
 		for h, v := range s.EnvHeaders {
 			val := os.Getenv(v)
