@@ -57,6 +57,10 @@ type Task struct {
 	// Hash fingerprints every file of the task folder, so that a finished
 	// result is reused only for the task as it is now.
 	Hash string
+	// Repo is set for a repository task (task.yaml's repository:), which
+	// the judge runs with its fail_to_pass and pass_to_pass lists; its
+	// HiddenCommand is then the fail_to_pass command.
+	Repo *RepoTask
 }
 
 // HiddenPath is the task's hidden tests folder.
@@ -64,6 +68,9 @@ func (t Task) HiddenPath() string { return filepath.Join(t.Dir, HiddenDir) }
 
 // SeedPath is the task's starting workspace, "" when it has none.
 func (t Task) SeedPath() string {
+	if t.Repo != nil {
+		return t.Repo.seedDir
+	}
 	p := filepath.Join(t.Dir, SeedDir)
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 		return p
@@ -88,6 +95,7 @@ type taskYAML struct {
 	HiddenTimeout string      `yaml:"hidden_timeout"`
 	Replay        string      `yaml:"replay"`
 	Budgets       budgetsYAML `yaml:"budgets"`
+	Repository    *repoYAML   `yaml:"repository"`
 }
 
 type budgetsYAML struct {
@@ -174,11 +182,21 @@ func loadTask(dir string) (Task, error) {
 		return t, bad(filepath.Join(dir, GoalFile), "empty goal")
 	}
 	t.Goal = string(goal)
-	if t.HiddenCommand = strings.Fields(ty.HiddenCommand); len(t.HiddenCommand) == 0 {
+	t.HiddenCommand = strings.Fields(ty.HiddenCommand)
+	switch {
+	case ty.Repository != nil && len(t.HiddenCommand) > 0:
+		return t, bad(file, "hidden_command: a repository task has a command per test list (repository.fail_to_pass.command)")
+	case ty.Repository == nil && len(t.HiddenCommand) == 0:
 		return t, bad(file, "hidden_command is missing")
 	}
 	if fi, err := os.Stat(t.HiddenPath()); err != nil || !fi.IsDir() {
 		return t, bad(t.HiddenPath(), "the hidden tests folder is missing")
+	}
+	if ty.Repository != nil {
+		if t.Repo, err = loadRepo(dir, file, ty.Repository); err != nil {
+			return t, err
+		}
+		t.HiddenCommand = t.Repo.FailToPass.Command
 	}
 	t.HiddenTimeout = DefaultHiddenTimeout
 	if ty.HiddenTimeout != "" {
