@@ -300,7 +300,10 @@ func (c *checker) chdir(dir string) (*checker, Decision, bool) {
 // from its input may name any file, .env and /etc/shadow included.
 func (c *checker) readWord(inv *invocation, w string) (Decision, bool) {
 	if !isUnknown(w) {
-		return c.pathWord(w)
+		if d, bad := c.pathWord(w); bad {
+			return d, true
+		}
+		return c.followsLinks(inv, w)
 	}
 	rs, ok := regionsOf(w)
 	if !ok {
@@ -311,6 +314,23 @@ func (c *checker) readWord(inv *invocation, w string) (Decision, bool) {
 			if rg.names(patternRegion(r.g.src)) {
 				return deny(r.String(), "%s reads files that may be denied by paths.deny %q; narrow what it reads", inv.canon[0], r.src), true
 			}
+		}
+	}
+	return Decision{}, false
+}
+
+// followsLinks refuses a read outside the workspace by a program that
+// follows the symlinks below what it reads (grep -R, cp -rL, find -L,
+// diff -r: set follows-links in the specs): below a read-only folder a
+// link may lead anywhere (/usr/lib/ssl/private -> /etc/ssl/private), and
+// the policy sees only the words.
+func (c *checker) followsLinks(inv *invocation, w string) (Decision, bool) {
+	if !inv.has("follows-links") {
+		return Decision{}, false
+	}
+	for _, pl := range c.places(w) {
+		if pl.where != inside {
+			return deny("follows-links", "%s follows the symlinks below %q, which is outside the workspace, so it may read anything they lead to; read it without following links (grep -r, cp -r, find without -L, diff --no-dereference)", inv.canon[0], w), true
 		}
 	}
 	return Decision{}, false
@@ -414,14 +434,38 @@ func (c *checker) pathspec(w string) (Decision, bool) {
 
 var gitStage = regexp.MustCompile(`^[0-3]:`)
 
+// outsideBraces returns a with every character inside {...} (nested ones
+// too) replaced by a blank, so that its length and the places of the rest
+// stay.
+func outsideBraces(a string) string {
+	b := []byte(a)
+	depth := 0
+	for i, ch := range b {
+		switch {
+		case ch == '{':
+			depth++
+		case ch == '}' && depth > 0:
+			depth--
+		case depth > 0:
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
 // gitObjectPath checks the path in a REV:PATH or :PATH word (git show
-// HEAD:.env prints a file the policy denies). Words with blanks (messages)
-// and ":/text" searches are not object names.
+// HEAD:.env prints a file the policy denies). A revision's braces may hold
+// anything, blanks and colons too (HEAD^{/fix: x}:.env, HEAD@{1 day
+// ago}:.env), so the path starts after the first colon outside them;
+// ":/text" searches name no path.
 func (c *checker) gitObjectPath(a string) (Decision, bool) {
-	if strings.HasPrefix(a, "-") || strings.ContainsAny(a, " \t\n") || isUnknown(a) {
+	if strings.HasPrefix(a, "-") || isUnknown(a) {
 		return Decision{}, false
 	}
-	_, p, ok := strings.Cut(a, ":")
+	_, p, ok := strings.Cut(outsideBraces(a), ":")
+	if ok {
+		p = a[len(a)-len(p):]
+	}
 	p = gitStage.ReplaceAllString(p, "")
 	if !ok || p == "" || strings.HasPrefix(p, "/") {
 		return Decision{}, false

@@ -143,7 +143,10 @@ func scanSedAs(s string, brackets bool) ([]sedFile, error) {
 				i++
 			}
 		case ':', 'b', 't', 'T':
-			for i < n && s[i] != '\n' && s[i] != ';' {
+			// GNU sed ends a label at a blank, ; or a newline (and b's at
+			// } or #): in ":a w /tmp/x" the w is a command of its own.
+			skipBlank()
+			for i < n && !strings.ContainsRune(" \t\n;}#", rune(s[i])) {
 				i++
 			}
 		case 'a', 'i', 'c':
