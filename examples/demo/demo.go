@@ -7,7 +7,7 @@
 //
 // The files are embedded, so `trio demo` needs nothing on disk. Provider
 // serves the script over loopback to the real OpenAI-compatible provider
-// (ServeScript does so for any script); its cursor counts only the replies
+// (ServeScript does so for any script, through llm/replay); its cursor counts only the replies
 // the client received, so an interrupted demo resumes as is.
 package demo
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/trioagent/trio/llm"
-	"github.com/trioagent/trio/llm/llmtest"
+	"github.com/trioagent/trio/llm/replay"
 )
 
 // Roles are the model roles the demo's script holds replies for.
@@ -38,7 +38,7 @@ func Provider() (model llm.Model, stop func(), err error) {
 type Endpoint struct {
 	p      *llm.OpenAI
 	script *llm.Scripted
-	srv    *llmtest.Server
+	srv    *replay.Server
 
 	mu  sync.Mutex
 	got map[string]int // replies received per role
@@ -53,7 +53,10 @@ func ServeScript(script *llm.Scripted) (*Endpoint, error) {
 // serve answers requests with served, which is script or a wrapper of it
 // (tests lose replies in flight with one).
 func serve(script *llm.Scripted, served llm.Model) (*Endpoint, error) {
-	srv := llmtest.Start(llmtest.WithModel(served, nil))
+	srv, err := replay.Start(served, nil)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	models := make(map[string]string, len(Roles))
 	for _, r := range Roles {
 		models[r] = r // the server replays the role named by the model
