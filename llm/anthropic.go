@@ -292,6 +292,7 @@ func fromAnthropic(m *anthropic.Message) Response {
 		},
 		FinishReason: finishOf(string(m.StopReason)),
 		Model:        string(m.Model),
+		ID:           m.ID,
 	}
 }
 

@@ -112,6 +112,9 @@ type Response struct {
 	Usage        Usage   `json:"usage"`
 	FinishReason string  `json:"finish_reason,omitempty"`
 	Model        string  `json:"model,omitempty"`
+	// ID is the endpoint's id of the reply (chatcmpl-..., msg_...), for
+	// telemetry's gen_ai.response.id; "" when it gave none.
+	ID string `json:"id,omitempty"`
 }
 
 // Model is anything that completes a chat: the OpenAI-compatible provider,

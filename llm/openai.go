@@ -376,6 +376,7 @@ func (p *OpenAI) once(ctx context.Context, params openai.ChatCompletionNewParams
 		Usage:        usageOf(cc.Usage),
 		FinishReason: finish,
 		Model:        cc.Model,
+		ID:           cc.ID,
 	}, nil
 }
 

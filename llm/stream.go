@@ -19,6 +19,7 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 		content, refusal strings.Builder
 		calls            = map[int64]*callParts{}
 		finish, model    string
+		id               string
 		usage            Usage
 		chunks           int
 	)
@@ -27,6 +28,9 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 		c := s.Current()
 		if c.Model != "" {
 			model = c.Model
+		}
+		if c.ID != "" {
+			id = c.ID
 		}
 		if c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 {
 			usage = usageOf(c.Usage)
@@ -74,7 +78,7 @@ func (p *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 		tc := calls[i]
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.id, Name: tc.name.String(), Arguments: tc.args.String()})
 	}
-	return Response{Message: msg, Usage: usage, FinishReason: finish, Model: model}, nil
+	return Response{Message: msg, Usage: usage, FinishReason: finish, Model: model, ID: id}, nil
 }
 
 // callParts gathers one tool call's fragments; arguments arrive in many
