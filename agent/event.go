@@ -86,6 +86,12 @@ type Event struct {
 	RunDir string `json:"run_dir,omitempty"`
 	// Model is the model that answered a model_call, as the endpoint named it.
 	Model string `json:"model,omitempty"`
+	// ResponseID, FinishReason and MaxTokens describe a model_call: the
+	// endpoint's id of the reply, why the reply ended (stop, tool_calls,
+	// length...) and the request's reply cap (0: the provider's default).
+	ResponseID   string `json:"response_id,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	MaxTokens    int    `json:"max_tokens,omitempty"`
 	// ErrorType classifies a failed model_call: the stop reason of a
 	// refused request, "timeout", "canceled", or the error's Go type.
 	ErrorType string `json:"error_type,omitempty"`

@@ -147,7 +147,7 @@ func (m meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Respon
 	ev := Event{Kind: EventModelCall, Role: req.Agent, Duration: d, Step: m.r.stepOf(req.Agent), Repair: m.r.repairOf(req.Agent),
 		Tokens: Tokens{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, TotalPrompt: tot.PromptTokens, TotalCompletion: tot.CompletionTokens,
 			Cached: usage.CachedPromptTokens, CacheWrite: usage.CacheWriteTokens},
-		Model: resp.Model, Content: &Content{Reply: &msg}}
+		Model: resp.Model, ResponseID: resp.ID, FinishReason: resp.FinishReason, MaxTokens: req.MaxTokens, Content: &Content{Reply: &msg}}
 	if err != nil {
 		ev.Message = err.Error()
 		ev.ErrorType = errorType(ctx, err)
