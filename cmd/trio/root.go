@@ -125,6 +125,7 @@ Start with the offline demo (no API key needed):
 		newViewCmd(g, io),
 		newEvalCmd(g, io),
 		newToolsCmd(g, io),
+		newMCPCmd(g, io),
 		newPolicyCmd(io),
 		newSandboxCmd(g, io),
 		newVersionCmd(io),
