@@ -16,7 +16,7 @@ import (
 // local, where every argument is judged.
 const (
 	legitFloorEnforced = 0.98
-	legitFloorLocal    = 0.73
+	legitFloorLocal    = 0.93
 )
 
 func TestLegitCommands(t *testing.T) {

@@ -159,7 +159,7 @@ func TestDefaultIsStrict(t *testing.T) {
 func TestUnattended(t *testing.T) {
 	t.Parallel()
 	p := load(t, "policy.unattended.yaml")
-	if !p.Unattended() || p.Shell() || !p.Pipes() || p.Limits().Network {
+	if !p.Unattended() || !p.Shell() || p.Pipes() || p.Limits().Network {
 		t.Errorf("unattended: unattended %v shell %v pipes %v network %v", p.Unattended(), p.Shell(), p.Pipes(), p.Limits().Network)
 	}
 	if l := p.Limits(); l.Timeout != 300*time.Second || l.Memory != 2<<30 || l.CPUs != 2 || l.Pids != 512 || l.Output != 64<<10 || l.Disk != 4<<30 {
@@ -201,12 +201,20 @@ func TestUnattended(t *testing.T) {
 		{"find . -delete", policy.Deny},      // would delete vendor/, which is read-only
 		{"go build -ldflags='-s -w -X main.version=1' .", policy.Allow},
 		{"go env GOPATH", policy.Allow},
-		{"go test ./... | tail", policy.Allow}, // shell: pipes
+		{"go test ./... | tail", policy.Allow}, // shell: true, each part judged
 		{"go test ./... 2>&1 | tail -n 20", policy.Allow},
-		{"go test ./... > out.txt", policy.Deny},
+		{"go test ./... > out.txt", policy.Allow},
+		{"go test ./... > vendor/out.txt", policy.Deny},
+		{"go test ./... > /tmp/out.txt", policy.Deny},
 		{"go test ./... | sh", policy.Deny},
 		{"go test ./... | tee vendor/x", policy.Deny},
-		{"ls; go test", policy.Deny},
+		{"ls; go test", policy.Allow},
+		{"go vet ./... && go test ./...", policy.Allow},
+		{"CGO_ENABLED=0 go build -o bin/app .", policy.Allow},
+		{"GOFLAGS=-toolexec=/tmp/x go build .", policy.Deny},
+		{"cat $(echo .env)", policy.Deny},
+		{"cat .e*", policy.Deny},
+		{"go test ./... && go get example.com/m", policy.Ask},
 		{"make", policy.Allow},
 		{"make SHELL=./x", policy.Deny},
 		{"./bin/app --help", policy.Allow}, // a program the run built
