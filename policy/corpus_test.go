@@ -326,7 +326,8 @@ var everydayCommands = []everyday{
 	{line: "go get example.com/m", want: policy.Ask, why: "needs the network and a person; unattended runs are refused"},
 	{line: "pip install requests", want: policy.Ask, why: "needs the network and a person"},
 	{line: "npm install left-pad", want: policy.Ask, why: "needs the network and a person"},
-	{line: "go test ./... > out.txt", want: policy.Deny, why: "redirections need full shell mode; write files with write_file", reason: "shell"},
+	{line: "go test ./... > out.txt"},
+	{line: "go test ./... > /tmp/out.txt", want: policy.Deny, why: "a redirection is a write, outside the workspace here", reason: "outside the workspace"},
 	{line: "gofmt -w .", want: policy.Deny, why: "would rewrite vendor/, which is read-only; name the folders", reason: "read-only"},
 	{line: "python3 -c 'print(1)'", want: policy.Deny, why: "inline code cannot be judged; write a script", reason: "inline"},
 }
