@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/trioagent/trio/tools"
@@ -39,7 +40,8 @@ func (r *run) runHooks() *tools.Hooks {
 	if r.cfg.hooks == nil {
 		return nil
 	}
-	return r.cfg.hooks.ForRun(r.st.RunID, r.ws.Dir, r.observeHook)
+	return r.cfg.hooks.ForRun(r.st.RunID, r.ws.Dir, r.observeHook).WithSession(tools.HookSession{
+		TranscriptPath: filepath.Join(r.dir, HistoryFile), PermissionMode: tools.ClaudePermissionMode(r.cfg.policy)})
 }
 
 // hookOptions are the gate options that run the hooks around each call.
@@ -50,11 +52,21 @@ func (r *run) hookOptions() []tools.GateOption {
 	return nil
 }
 
-// observeHook writes a hook's record to the audit log and the trace.
+// observeHook writes a hook's record to the audit log and the trace; a
+// tool hook's "continue": false stops the run after its call.
 func (r *run) observeHook(rec tools.HookRecord) {
 	_ = r.auditOut.write(hookAudit(rec), false)
 	verdict := "continue"
+	if rec.Stop && rec.Event != tools.HookStop {
+		r.mu.Lock()
+		if r.hookStop == nil {
+			r.hookStop = &stop{reason: StopHookStopped, detail: fmt.Sprintf("a %s hook of %s (%q) stopped the run: %s", rec.Event, rec.Tool, rec.Command, orNone(rec.StopReason))}
+		}
+		r.mu.Unlock()
+	}
 	switch {
+	case rec.Stop:
+		verdict = "stop"
 	case rec.Blocked:
 		verdict = "block"
 	case rec.Ask:
@@ -78,4 +90,21 @@ func (r *run) stopHooks(reason StopReason, detail string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	h.Stop(ctx, tools.StopInfo{Reason: string(reason), Detail: detail})
+}
+
+// hookStopped is the stop a hook asked for, or nil.
+func (r *run) hookStopped() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hookStop == nil {
+		return nil
+	}
+	return r.hookStop
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no reason given)"
+	}
+	return s
 }

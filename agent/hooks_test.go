@@ -23,7 +23,7 @@ func TestRunHooks(t *testing.T) {
 	stop := filepath.Join(dir, "stop.sh")
 	for p, body := range map[string]string{
 		guard: "#!/bin/sh\nif grep -q '\"command\":\"go version' ; then echo 'go version is off limits in this project' >&2; exit 2; fi\n",
-		stop:  "#!/bin/sh\ncat >> \"$PWD/stopped.json\"\n",
+		stop:  "#!/bin/sh\ncat >> \"" + filepath.Join(dir, "stopped.json") + "\"\n", // hooks run in the workspace
 	} {
 		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
 			t.Fatal(err)

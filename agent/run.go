@@ -82,6 +82,9 @@ type run struct {
 	ended func() error
 	// infraErr is a failure of the run's machinery, returned by Run too.
 	infraErr error
+	// hookStop is a hook's "continue": false (under mu), which stops the
+	// run after the call it ran for.
+	hookStop *stop
 	// Times of earlier sessions, to which this session's are added.
 	baseElapsed, baseSandbox time.Duration
 	// healed says what was cut from the run folder's files when it opened.
@@ -504,6 +507,9 @@ func (r *run) loop(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if s := r.hookStopped(); s != nil {
+			return s
 		}
 		var err error
 		switch r.st.Phase {

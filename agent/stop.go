@@ -27,6 +27,10 @@ const (
 	// StopOutOfReplies: a scripted model (llm.Scripted, TRIO_SCRIPT) had
 	// no reply left for a role; the detail names the role and turn.
 	StopOutOfReplies StopReason = "out_of_replies"
+	// StopHookStopped: a hook answered "continue": false (Claude Code's
+	// contract); the detail holds its stopReason. The call it ran for is
+	// recorded, and the run can be resumed.
+	StopHookStopped StopReason = "hook_stopped"
 )
 
 var stopExplanations = map[StopReason]string{
@@ -48,6 +52,7 @@ var stopExplanations = map[StopReason]string{
 	StopReviewBlocked:    "every check passes, but the reviewer still finds a blocking problem after its extra rounds",
 	StopErrorsIncreasing: "the number of failures grew two repair rounds running",
 	StopOutOfReplies:     "the scripted model has no reply left for a role (the detail names it); add replies to the script and resume",
+	StopHookStopped:      "a hook asked the run to stop (\"continue\": false; the detail gives its reason); the checkpoint is written and the run can be resumed",
 }
 
 // Explain is a one-line human explanation of the reason.
@@ -69,7 +74,7 @@ func (r StopReason) Budget() bool {
 
 // Resumable reports whether Resume can continue a run that stopped this way.
 func (r StopReason) Resumable() bool {
-	return r == StopInterrupted || r == StopModelError || r == StopSandboxError || r == StopOutOfReplies
+	return r == StopInterrupted || r == StopModelError || r == StopSandboxError || r == StopOutOfReplies || r == StopHookStopped
 }
 
 // StopReasons lists every reason, in a stable order, for documentation.
@@ -77,5 +82,5 @@ func StopReasons() []StopReason {
 	return []StopReason{StopCompleted, StopChecksFailed, StopSameFailure, StopRepeatedCall,
 		StopOscillation, StopBudgetSteps, StopBudgetRepairs, StopBudgetTokens, StopBudgetTime,
 		StopContextBudget, StopPlanInvalid, StopInterrupted, StopModelError, StopSandboxError,
-		StopReviewBlocked, StopErrorsIncreasing, StopOutOfReplies}
+		StopReviewBlocked, StopErrorsIncreasing, StopOutOfReplies, StopHookStopped}
 }

@@ -211,6 +211,9 @@ func (r *run) runPending(ctx context.Context) error {
 		if err := r.checkpoint(); err != nil {
 			return err
 		}
+		if s := r.hookStopped(); s != nil {
+			return s
+		}
 		if repeated {
 			return stopf(StopRepeatedCall, "%s %s returned the same result %d times in a row", tc.Name, oneLine(tc.Arguments, 200), repeatLimit)
 		}

@@ -446,7 +446,7 @@ func TestExitCode(t *testing.T) {
 		agent.StopBudgetSteps: 2, agent.StopBudgetRepairs: 2, agent.StopBudgetTokens: 2, agent.StopBudgetTime: 2, agent.StopContextBudget: 2,
 		agent.StopChecksFailed: 1, agent.StopSameFailure: 1, agent.StopRepeatedCall: 1, agent.StopOscillation: 1,
 		agent.StopPlanInvalid: 1, agent.StopModelError: 1, agent.StopSandboxError: 1,
-		agent.StopReviewBlocked: 1, agent.StopErrorsIncreasing: 1, agent.StopOutOfReplies: 1,
+		agent.StopReviewBlocked: 1, agent.StopErrorsIncreasing: 1, agent.StopOutOfReplies: 1, agent.StopHookStopped: 1,
 	}
 	for _, r := range agent.StopReasons() {
 		w, ok := want[r]
