@@ -13,6 +13,7 @@ import (
 	"github.com/trioagent/trio/examples/demo"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/containerd"
+	"github.com/trioagent/trio/sandbox/landlock"
 	"github.com/trioagent/trio/sandbox/userns"
 )
 
@@ -63,6 +64,10 @@ func BenchmarkDemo(b *testing.B) {
 	if userns.Available(context.Background(), "") == nil {
 		configs[agent.SandboxUserns] = agent.SandboxConfig{Kind: agent.SandboxUserns}
 		kinds = append(kinds, agent.SandboxUserns)
+	}
+	if landlock.Available(context.Background()) == nil {
+		configs[agent.SandboxLandlock] = agent.SandboxConfig{Kind: agent.SandboxLandlock}
+		kinds = append(kinds, agent.SandboxLandlock)
 	}
 	total := make(map[string]time.Duration)
 	n := 0
