@@ -110,7 +110,7 @@ func probeSuite(t *testing.T, dir, outDir string, extra ...string) (suite, tok s
 		name := fmt.Sprintf("test_hidden_%s_%s.py", tok, id)
 		paths = append(paths,
 			filepath.Join(suite, id, eval.HiddenDir, "hidden_tests", name),
-			filepath.Join(outDir, eval.TasksDir, id, "judge", "hidden_tests", name))
+			filepath.Join(eval.SampleDir(outDir, id, 1), "judge", "hidden_tests", name))
 	}
 	paths = append(paths, extra...)
 	files := map[string]string{"suite.yaml": "version: 1\nname: probe\ntasks:\n  - id: a\n  - id: b\n"}
@@ -244,7 +244,7 @@ func TestHiddenTestsOutOfReach(t *testing.T) {
 		if !r.Hidden.Pass || r.Hidden.Passed != 1 {
 			t.Errorf("task %s: the judge did not pass the hidden test: %+v", r.ID, r.Hidden)
 		}
-		found, err := os.ReadFile(filepath.Join(out, eval.TasksDir, r.ID, "workspace", "found.txt"))
+		found, err := os.ReadFile(filepath.Join(eval.SampleDir(out, r.ID, 1), "workspace", "found.txt"))
 		if err != nil {
 			t.Fatalf("task %s: the probe left no findings (did the run's tests import it?): %v", r.ID, err)
 		}
@@ -299,7 +299,7 @@ func TestNoIsolationRefused(t *testing.T) {
 func TestSuiteInsideOutRefused(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	suiteDir, _ := probeSuite(t, filepath.Join(out, eval.TasksDir, "a", "workspace"), out)
+	suiteDir, _ := probeSuite(t, filepath.Join(eval.SampleDir(out, "a", 1), "workspace"), out)
 	s, err := eval.Load(suiteDir)
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ class HiddenAnswer(unittest.TestCase):
 		t.Errorf("hidden counts %d passed, %d failed: want the one hidden test, the sentinels not counted", h.Passed, h.Failed)
 	}
 	// The judged copy holds the hidden test as the suite has it.
-	b, err := os.ReadFile(filepath.Join(out, eval.TasksDir, r.ID, "judge", "hidden_tests", "test_hidden_answer.py"))
+	b, err := os.ReadFile(filepath.Join(eval.SampleDir(out, r.ID, 1), "judge", "hidden_tests", "test_hidden_answer.py"))
 	if err != nil || string(b) != files["patch-assert/hidden/hidden_tests/test_hidden_answer.py"] {
 		t.Errorf("the judged copy's hidden test differs from the suite's (%v):\n%s", err, b)
 	}

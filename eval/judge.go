@@ -23,9 +23,6 @@ import (
 // workspace is left as the run left it; the hidden tests exist only in
 // dir, which no run's sandbox sees.
 func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxConfig, pol *policy.Policy) (Hidden, error) {
-	if t.Repo != nil {
-		return judgeRepo(ctx, t, ws, dir, runID, sc, pol)
-	}
 	if err := os.RemoveAll(dir); err != nil {
 		return Hidden{}, err
 	}
@@ -66,6 +63,7 @@ func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxC
 	h := Hidden{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Passed: rep.Passed, Failed: rep.Failed, Errors: rep.Errors,
 		Forged: len(forged) > 0, Sandbox: sb.Info().Kind, Isolated: sb.Info().Isolated, Duration: res.Duration,
+		Enforced: sb.Info().Enforced, NotEnforced: sb.Info().NotEnforced,
 	}
 	// A pass needs the runner to say so: exit 0 alone is what a project
 	// that exits early from an init function also gives. An honest runner

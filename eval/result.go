@@ -114,7 +114,12 @@ func (r TaskResult) Outcome() TaskResult {
 
 // resultOf fills a task's result from the run's report and the hidden
 // verdict.
-func resultOf(t Task, rep *agent.Report, h Hidden, prices map[string]Price) TaskResult {
+//
+// A role's cost is at its price in prices, else at the price in
+// modelPrices of the model its replies came from, else at prices["*"],
+// else the cost the run itself computed from its price table; a role with
+// none of these is unpriced.
+func resultOf(t Task, rep *agent.Report, h Hidden, prices, modelPrices map[string]Price) TaskResult {
 	m := rep.Metrics
 	r := TaskResult{
 		ID: t.ID, Tags: t.Tags, Hash: t.Hash, RunID: rep.RunID, RunDir: rep.RunDir,
@@ -124,14 +129,25 @@ func resultOf(t Task, rep *agent.Report, h Hidden, prices map[string]Price) Task
 		ToolCalls: m.ToolCalls, ToolFailures: m.ToolFailures, WallTime: m.WallTime,
 	}
 	for role, u := range m.Roles {
-		p := prices[role]
-		if p == (Price{}) {
-			p = prices["*"]
+		rm := RoleMetrics{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Model: u.Model}
+		p, ok := prices[role]
+		if !ok {
+			p, ok = modelPrices[u.Model]
 		}
-		cost := (float64(u.PromptTokens)*p.Prompt + float64(u.CompletionTokens)*p.Completion) / 1e6
-		r.Roles[role] = RoleMetrics{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: cost}
-		r.Cost += cost
+		if !ok {
+			p, ok = prices["*"]
+		}
+		switch {
+		case ok:
+			rm.Cost = (float64(u.PromptTokens)*p.Prompt + float64(u.CompletionTokens)*p.Completion) / 1e6
+			rm.Priced = true
+		case u.Priced:
+			rm.Cost, rm.Priced = u.Cost, true
+		}
+		r.Roles[role] = rm
+		r.Cost += rm.Cost
 	}
+	r.UnpricedRoles = unpriced(r.Roles)
 	return r
 }
 
@@ -309,7 +325,83 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "| mean cost per task ($) | %.4f |\n", x.MeanCost)
 	fmt.Fprintf(&b, "| tool failure rate | %.3f (%d/%d) |\n", x.ToolFailureRate, x.ToolFailures, x.ToolCalls)
 	fmt.Fprintf(&b, "| summed run wall time | %s |\n", x.RunWallTime.Round(time.Millisecond))
+	r.statsMarkdown(&b)
 	return b.String()
+}
+
+// statsMarkdown renders the rates with their intervals, the distributions,
+// the per-task pass rates (with samples) and the provenance.
+func (r *Report) statsMarkdown(b *strings.Builder) {
+	s := r.Stats
+	est := func(e Estimate) string {
+		out := fmt.Sprintf("%.3f [%.3f, %.3f]", e.Value, e.Low, e.High)
+		if e.Method == MethodWilson {
+			out += fmt.Sprintf(" (%d/%d)", e.Successes, e.Trials)
+		}
+		return out
+	}
+	fmt.Fprintf(b, "\n## Statistics\n\n%d tasks × %d samples = %d runs; %.0f %% intervals: Wilson over runs for rates, bootstrap over tasks (%d resamples, seed %d) for pass@k and means.\n\n",
+		s.Tasks, s.Samples, s.Runs, s.Confidence*100, s.Resamples, s.Seed)
+	b.WriteString("| statistic | value [95 % interval] |\n|---|---|\n")
+	fmt.Fprintf(b, "| pass@1 (hidden tests, Wilson) | %s |\n", est(s.PassAt1))
+	for _, k := range s.PassAtK {
+		fmt.Fprintf(b, "| pass@%d (unbiased, bootstrap) | %s |\n", k.K, est(k.Estimate))
+	}
+	fmt.Fprintf(b, "| Critic agreement with hidden tests | %s |\n", est(s.Agreement))
+	fmt.Fprintf(b, "| false success (COMPLETED, hidden fail) | %s |\n", est(s.FalseSuccess))
+	fmt.Fprintf(b, "| completion rate | %s |\n", est(s.CompletionRate))
+	fmt.Fprintf(b, "| cost per task ($): mean, p50, p90 | %.4f [%.4f, %.4f], %.4f, %.4f |\n", s.Cost.Mean.Value, s.Cost.Mean.Low, s.Cost.Mean.High, s.Cost.P50, s.Cost.P90)
+	fmt.Fprintf(b, "| tokens per task: mean, p50, p90 | %.0f [%.0f, %.0f], %.0f, %.0f |\n", s.Tokens.Mean.Value, s.Tokens.Mean.Low, s.Tokens.Mean.High, s.Tokens.P50, s.Tokens.P90)
+	if len(s.UnpricedRoles) > 0 {
+		fmt.Fprintf(b, "\n**Unpriced roles: %s**: their tokens are not in the cost (price them in trio.yaml's prices or with --price MODEL=IN,OUT).\n", strings.Join(s.UnpricedRoles, ", "))
+	}
+	if s.Samples > 1 {
+		b.WriteString("\n| task | passed | pass rate [95 %] |")
+		for k := 1; k <= s.Samples; k++ {
+			fmt.Fprintf(b, " pass@%d |", k)
+		}
+		b.WriteString(" agree | mean cost $ | mean tokens |\n|---|---|---|")
+		for range s.Samples {
+			b.WriteString("---|")
+		}
+		b.WriteString("---|---|---|\n")
+		for _, t := range r.PerTask {
+			fmt.Fprintf(b, "| %s | %d/%d | %.2f [%.2f, %.2f] |", t.ID, t.Passed, t.Runs, t.PassRate.Value, t.PassRate.Low, t.PassRate.High)
+			for k := range s.Samples {
+				if k < len(t.PassAtK) {
+					fmt.Fprintf(b, " %.3f |", t.PassAtK[k])
+				} else {
+					b.WriteString(" — |")
+				}
+			}
+			fmt.Fprintf(b, " %d/%d | %.4f | %.0f |\n", t.Agreed, t.Runs, t.MeanCost, t.MeanTokens)
+		}
+	}
+	p := r.Provenance
+	fmt.Fprintf(b, "\n## Provenance\n\nconfiguration %s; models (%s): %s; policy sha256 %.12s; config sha256 %.12s; sandbox %s; trio %s %.12s; suite sha256 %.12s\n",
+		p.ConfigHash, p.ModelSource, roleModels(p.Roles), p.Policy.SHA256, p.Config.SHA256, p.Sandbox.Kind, p.Trio.Version, p.Trio.Revision, p.SuiteHash)
+	if len(r.MixedConfigs) > 0 {
+		fmt.Fprintf(b, "\n**MIXED: results of other configurations (%s) are included (--mix).**\n", strings.Join(r.MixedConfigs, ", "))
+	}
+}
+
+func roleModels(roles map[string]RoleProvenance) string {
+	if len(roles) == 0 {
+		return "—"
+	}
+	var parts []string
+	for _, role := range slices.Sorted(maps.Keys(roles)) {
+		rp := roles[role]
+		s := role + "=" + rp.Model
+		if rp.Host != "" {
+			s += "@" + rp.Host
+		}
+		if rp.Reasoning != "" {
+			s += " (reasoning " + rp.Reasoning + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Unisolated counts the results that ran without isolation.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,10 +27,22 @@ import (
 const (
 	ReportJSON = "eval.json"
 	ReportMD   = "eval.md"
-	TasksDir   = "tasks" // tasks/<id>/{runs,workspace,judge,result.json}
+	TasksDir   = "tasks" // tasks/<id>/sample-<k>/{runs,workspace,judge,result.json}
 	ResultFile = "result.json"
-	lockFile   = "eval.lock"
+	// ProvenanceDir keeps the provenance of every configuration whose
+	// results are in the folder, as <config hash>.json.
+	ProvenanceDir = "provenance"
+	lockFile      = "eval.lock"
 )
+
+// ErrMixed is wrapped when the output folder holds results of another
+// configuration and the eval was not told to mix them (WithMix).
+var ErrMixed = errors.New("eval output folder holds results of another configuration")
+
+// SampleDir is the folder of a task's k-th run under out.
+func SampleDir(out, id string, sample int) string {
+	return filepath.Join(out, TasksDir, id, fmt.Sprintf("sample-%d", sample))
+}
 
 // ModelFunc returns the model a task's run uses and a function that
 // releases it; it is called once per task run, possibly concurrently.
@@ -87,6 +100,14 @@ type config struct {
 	agentOpts []agent.Option
 	observers []func(Event)
 	prices    map[string]Price
+	// modelPrices price a role by the model its replies came from, when
+	// prices has nothing for the role.
+	modelPrices map[string]Price
+	samples     int
+	seed        uint64
+	resamples   int
+	provenance  Provenance
+	mix         bool
 }
 
 // WithOut sets the output folder (eval.json, eval.md, tasks/). Required.
@@ -172,6 +193,58 @@ func WithPrices(p map[string]Price) Option {
 	}
 }
 
+// WithModelPrices sets token prices per model name, for the roles that
+// WithPrices leaves out: a role is priced by the model its replies came
+// from.
+func WithModelPrices(p map[string]Price) Option {
+	return func(c *config) error {
+		c.modelPrices = p
+		return nil
+	}
+}
+
+// WithSamples runs every task n times, each in a fresh workspace; default 1.
+func WithSamples(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("eval: WithSamples(%d): want at least 1", n)
+		}
+		c.samples = n
+		return nil
+	}
+}
+
+// WithSeed seeds the bootstrap intervals; default DefaultSeed. The seed is
+// recorded in eval.json.
+func WithSeed(seed uint64) Option {
+	return func(c *config) error {
+		c.seed = seed
+		return nil
+	}
+}
+
+// WithProvenance gives what the caller knows of the eval's origin: the
+// model source, the models and endpoints per role, temperature, the
+// effective configuration and policy texts. The eval adds the budgets,
+// prices, sandbox, Trio's build, the suite and the times, and computes
+// the configuration hash.
+func WithProvenance(p Provenance) Option {
+	return func(c *config) error {
+		c.provenance = p
+		return nil
+	}
+}
+
+// WithMix lets the eval keep results that an eval of another
+// configuration left in the output folder (without it, Run refuses with
+// ErrMixed); the report lists their configuration hashes.
+func WithMix(mix bool) Option {
+	return func(c *config) error {
+		c.mix = mix
+		return nil
+	}
+}
+
 // Evaluator runs the tasks of a suite.
 type Evaluator struct {
 	models ModelFunc
@@ -200,6 +273,15 @@ func New(models ModelFunc, opts ...Option) (*Evaluator, error) {
 	}
 	if e.cfg.policy == nil {
 		e.cfg.policy = policy.Default()
+	}
+	if e.cfg.samples == 0 {
+		e.cfg.samples = 1
+	}
+	if e.cfg.seed == 0 {
+		e.cfg.seed = DefaultSeed
+	}
+	if e.cfg.resamples == 0 {
+		e.cfg.resamples = DefaultResamples
 	}
 	return e, nil
 }
@@ -264,17 +346,43 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 		return nil, err
 	}
 	isolated := sc.Kind != agent.SandboxLocal
-	rep := &Report{Suite: suite.Name, SuiteDir: suite.Dir, Out: out, Parallel: e.cfg.parallel, Sandbox: sc.Kind, Isolated: isolated, Started: time.Now().UTC()}
-	results := make([]*TaskResult, len(tasks))
+	started := time.Now().UTC()
+	prov := e.provenanceOf(suite, tasks, sc, started)
+	mixed, err := otherConfigs(out, prov.ConfigHash)
+	if err != nil {
+		return nil, err
+	}
+	if len(mixed) > 0 && !e.cfg.mix {
+		return nil, fmt.Errorf("eval: %s: %w (%s; this eval's is %s): choose another output folder, or mix the results on purpose with --mix",
+			out, ErrMixed, strings.Join(mixed, ", "), prov.ConfigHash)
+	}
+	if err := writeProvenance(out, prov); err != nil {
+		return nil, err
+	}
+	rep := &Report{Suite: suite.Name, SuiteDir: suite.Dir, Out: out, Parallel: e.cfg.parallel, Sandbox: sc.Kind, Isolated: isolated,
+		Started: started, Samples: e.cfg.samples}
+	type job struct {
+		task   int
+		sample int
+	}
+	var jobList []job
+	for i := range tasks {
+		for k := 1; k <= e.cfg.samples; k++ {
+			jobList = append(jobList, job{i, k})
+		}
+	}
+	total := len(jobList)
+	results := make([]*TaskResult, total)
 	var pending []int
-	for i, t := range tasks {
-		if r, ok := finished(out, t, isolated); ok {
-			results[i] = r
-			rep.Skipped = append(rep.Skipped, t.ID)
-			e.emit(Event{Kind: EventTaskSkipped, Task: t.ID, Result: r, Total: len(tasks)}, true)
+	for j, jb := range jobList {
+		t := tasks[jb.task]
+		if r, ok := finished(out, t, jb.sample, isolated, prov.ConfigHash, e.cfg.mix); ok {
+			results[j] = r
+			rep.Skipped = append(rep.Skipped, sampleName(t.ID, jb.sample))
+			e.emit(Event{Kind: EventTaskSkipped, Task: t.ID, Result: r, Total: total}, true)
 			continue
 		}
-		pending = append(pending, i)
+		pending = append(pending, j)
 	}
 
 	jobs := make(chan int)
@@ -286,7 +394,7 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 	for range min(e.cfg.parallel, max(len(pending), 1)) {
 		wg.Go(func() {
 			for i := range jobs {
-				r, err := e.runTask(runCtx, out, sc, tasks[i], len(tasks))
+				r, err := e.runTask(runCtx, out, sc, tasks[jobList[i].task], jobList[i].sample, prov.ConfigHash, total)
 				if err != nil {
 					errMu.Lock()
 					if firstErr == nil && ctx.Err() == nil {
@@ -316,19 +424,33 @@ feed:
 			rep.Tasks = append(rep.Tasks, *r)
 		}
 	}
-	rep.Interrupted = len(rep.Tasks) < len(tasks)
+	rep.Interrupted = len(rep.Tasks) < total
 	rep.Totals = Total(rep.Tasks)
+	rep.Stats, rep.PerTask = Summarize(rep.Tasks, e.cfg.samples, e.cfg.seed, e.cfg.resamples)
+	for _, r := range rep.Tasks {
+		if r.ConfigHash != prov.ConfigHash && !slices.Contains(rep.MixedConfigs, r.ConfigHash) {
+			rep.MixedConfigs = append(rep.MixedConfigs, r.ConfigHash)
+		}
+		if prov.Sandbox.Enforced == nil && r.ConfigHash == prov.ConfigHash {
+			prov.Sandbox.Enforced, prov.Sandbox.NotEnforced = r.Hidden.Enforced, r.Hidden.NotEnforced
+		}
+	}
 	rep.Finished = time.Now().UTC()
 	rep.WallTime = rep.Finished.Sub(rep.Started)
+	prov.Finished = rep.Finished
+	rep.Provenance = prov
+	if err := writeProvenance(out, prov); err != nil {
+		return rep, err
+	}
 	if err := rep.write(out); err != nil {
 		return rep, err
 	}
-	e.emit(Event{Kind: EventEvalFinished, Report: rep, Total: len(tasks)}, false)
+	e.emit(Event{Kind: EventEvalFinished, Report: rep, Total: total}, false)
 	if firstErr != nil {
 		return rep, firstErr
 	}
 	if rep.Interrupted {
-		return rep, fmt.Errorf("eval: interrupted with %d of %d tasks finished: %w", len(rep.Tasks), len(tasks), context.Cause(ctx))
+		return rep, fmt.Errorf("eval: interrupted with %d of %d task runs finished: %w", len(rep.Tasks), total, context.Cause(ctx))
 	}
 	return rep, nil
 }
@@ -380,24 +502,77 @@ func (e *Evaluator) emit(ev Event, count bool) {
 	}
 }
 
-// finished returns the result an earlier eval left for t, when it is for
-// the task as it is now and, for an isolated eval, was isolated too.
-func finished(out string, t Task, isolated bool) (*TaskResult, bool) {
-	b, err := os.ReadFile(filepath.Join(out, TasksDir, t.ID, ResultFile))
+// finished returns the result an earlier eval left for t's sample, when
+// it is for the task as it is now, of this configuration (or of any, with
+// mix) and, for an isolated eval, was isolated too.
+func finished(out string, t Task, sample int, isolated bool, config string, mix bool) (*TaskResult, bool) {
+	b, err := os.ReadFile(filepath.Join(SampleDir(out, t.ID, sample), ResultFile))
 	if err != nil {
 		return nil, false
 	}
 	var r TaskResult
-	if json.Unmarshal(b, &r) != nil || r.Hash != t.Hash || r.ID != t.ID || (isolated && !r.Isolated) {
+	if json.Unmarshal(b, &r) != nil || r.Hash != t.Hash || r.ID != t.ID || r.Sample != sample || (isolated && !r.Isolated) ||
+		(r.ConfigHash != config && !mix) {
 		return nil, false
 	}
 	return &r, true
 }
 
-// runTask runs one task afresh (whatever an interrupted eval left of it
-// is removed first), judges it and writes its result.json.
-func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxConfig, t Task, total int) (*TaskResult, error) {
-	dir := filepath.Join(out, TasksDir, t.ID)
+// otherConfigs lists the configuration hashes, other than config, of the
+// results and the eval.json in out ("unrecorded" for results that name
+// none: an older Trio's).
+func otherConfigs(out, config string) ([]string, error) {
+	var found []string
+	add := func(h string) {
+		if h == "" {
+			h = "unrecorded"
+		}
+		if h != config && !slices.Contains(found, h) {
+			found = append(found, h)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, ReportJSON)); err == nil {
+		var rep struct {
+			Tasks      []TaskResult `json:"tasks"`
+			Provenance struct {
+				ConfigHash string `json:"config_hash"`
+			} `json:"provenance"`
+		}
+		if json.Unmarshal(b, &rep) == nil && len(rep.Tasks) > 0 {
+			add(rep.Provenance.ConfigHash)
+		}
+	}
+	for _, pattern := range []string{"*/" + ResultFile, "*/*/" + ResultFile} {
+		files, err := filepath.Glob(filepath.Join(out, TasksDir, pattern))
+		if err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			var r TaskResult
+			if json.Unmarshal(b, &r) == nil {
+				add(r.ConfigHash)
+			}
+		}
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+func sampleName(id string, sample int) string {
+	if sample == 1 {
+		return id
+	}
+	return fmt.Sprintf("%s#%d", id, sample)
+}
+
+// runTask runs one sample of a task afresh (whatever an interrupted eval
+// left of it is removed first), judges it and writes its result.json.
+func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxConfig, t Task, sample int, config string, total int) (*TaskResult, error) {
+	dir := SampleDir(out, t.ID, sample)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("eval: task %s: %w", t.ID, err)
 	}
@@ -443,7 +618,8 @@ func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxCon
 	if err != nil {
 		return nil, fmt.Errorf("eval: task %s: hidden tests: %w", t.ID, err)
 	}
-	r := resultOf(t, disk, h, e.cfg.prices)
+	r := resultOf(t, disk, h, e.cfg.prices, e.cfg.modelPrices)
+	r.Sample, r.ConfigHash = sample, config
 	r.Isolated = sc.Kind != agent.SandboxLocal && h.Isolated
 	if runErr != nil {
 		r.Error = runErr.Error()

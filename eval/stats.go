@@ -178,3 +178,86 @@ func Distribute(xs []float64, resamples int, seed uint64) Distribution {
 	}
 	return d
 }
+
+// Summarize computes an eval's statistics from its runs: samples is the
+// number of runs asked per task (pass@k is given for k = 1..samples, over
+// the tasks with at least k runs), seed and resamples drive the bootstrap.
+func Summarize(results []TaskResult, samples int, seed uint64, resamples int) (Stats, []TaskStats) {
+	if resamples < 1 {
+		resamples = DefaultResamples
+	}
+	st := Stats{Runs: len(results), Samples: samples, Seed: seed, Resamples: resamples, Confidence: Confidence}
+	var per []TaskStats
+	index := map[string]int{}
+	var costs, tokens [][]float64
+	var pass, completed, agreed, falseSuccess int
+	var unpricedRoles []string
+	for _, r := range results {
+		i, ok := index[r.ID]
+		if !ok {
+			i = len(per)
+			index[r.ID] = i
+			per = append(per, TaskStats{ID: r.ID, Tags: r.Tags})
+			costs, tokens = append(costs, nil), append(tokens, nil)
+		}
+		ts := &per[i]
+		ts.Runs++
+		if r.Hidden.Pass {
+			ts.Passed++
+			pass++
+		}
+		if r.Completed {
+			ts.Completed++
+			completed++
+		}
+		if r.Completed == r.Hidden.Pass {
+			ts.Agreed++
+			agreed++
+		}
+		if r.Disagrees() {
+			falseSuccess++
+		}
+		costs[i] = append(costs[i], r.Cost)
+		tokens[i] = append(tokens[i], float64(r.Tokens))
+		for _, role := range r.UnpricedRoles {
+			if !slices.Contains(unpricedRoles, role) {
+				unpricedRoles = append(unpricedRoles, role)
+			}
+		}
+	}
+	slices.Sort(unpricedRoles)
+	st.Tasks = len(per)
+	st.UnpricedRoles = unpricedRoles
+	st.PassAt1 = Proportion(pass, len(results))
+	st.CompletionRate = Proportion(completed, len(results))
+	st.Agreement = Proportion(agreed, len(results))
+	st.FalseSuccess = Proportion(falseSuccess, completed)
+	taskCost := make([]float64, len(per))
+	taskTokens := make([]float64, len(per))
+	for i := range per {
+		ts := &per[i]
+		ts.PassRate = Proportion(ts.Passed, ts.Runs)
+		for k := 1; k <= ts.Runs; k++ {
+			ts.PassAtK = append(ts.PassAtK, PassAtK(ts.Runs, ts.Passed, k))
+		}
+		ts.MeanCost, ts.MeanTokens = mean(costs[i]), mean(tokens[i])
+		taskCost[i], taskTokens[i] = ts.MeanCost, ts.MeanTokens
+	}
+	for k := 1; k <= samples; k++ {
+		var xs []float64
+		for _, ts := range per {
+			if ts.Runs >= k {
+				xs = append(xs, ts.PassAtK[k-1])
+			}
+		}
+		if len(xs) == 0 {
+			break
+		}
+		// Each k resamples with its own stream, so adding a k never
+		// changes the intervals of the others.
+		st.PassAtK = append(st.PassAtK, PassK{K: k, Estimate: MeanOf(xs, resamples, seed+uint64(k))})
+	}
+	st.Cost = Distribute(taskCost, resamples, seed)
+	st.Tokens = Distribute(taskTokens, resamples, seed)
+	return st, per
+}

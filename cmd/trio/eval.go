@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,9 +37,30 @@ type evalFlags struct {
 	model       string
 	policy      string
 	sandbox     string
-	price       string
+	prices      []string
+	samples     int
+	seed        uint64
+	mix         bool
+	failUnder   float64
 	quiet, json bool
 }
+
+// Exit codes of trio eval beyond the common ones.
+const exitBelowRate = 4 // --fail-under: pass@1 below the rate
+
+const evalExitCodesHelp = `Exit codes:
+  0    every task run reached a verdict of the hidden tests (whether they
+       passed or not), and pass@1 is at least --fail-under
+  1    a task run could not be run or judged (its run failed in Trio's
+       machinery, the hidden command could not start): see the error and
+       the task's result
+  3    usage or configuration error (bad flag, suite, trio.yaml or policy,
+       no model endpoint, no isolating sandbox, the output folder in use or
+       holding results of another configuration without --mix)
+  4    --fail-under RATE: every run reached a verdict but pass@1 is below
+       RATE
+  130  interrupted (Ctrl-C): finished runs are kept; run the same command
+       again to finish the others`
 
 func newEvalCmd(g *globals, io stdio) *cobra.Command {
 	f := &evalFlags{}
@@ -59,32 +80,51 @@ isolation, where a run's code can read the hidden tests of every task: every
 result is then marked UNISOLATED in eval.json, the table and the progress
 lines.
 
-The results go to --out (default <runs dir>/eval-<suite name>): tasks/<id>/
+--samples N runs every task N times, each in a fresh workspace. The results
+go to --out (default <runs dir>/eval-<suite name>): tasks/<id>/sample-<k>/
 with the run folder, the workspace, the judged copy and result.json, then
-eval.json and eval.md (a table per task and the totals: hidden-test pass rate,
-completion rate, agreement of the Critic with the hidden tests, mean repair
-rounds, tokens and cost per task, tool failure rate). A line per finished task
-goes to stderr; --json writes every event as JSON lines on stdout instead of
-the table.
+eval.json and eval.md (a table per run, the totals and the statistics:
+pass@1 and the Critic's agreement with the hidden tests and its false-success
+rate, each with a 95% Wilson interval; pass@k for k up to N by the unbiased
+estimator with a bootstrap interval over tasks, seeded by --seed; cost and
+tokens per task with p50 and p90). A line per finished run goes to stderr;
+--json writes every event as JSON lines on stdout instead of the table.
 
-Run it again with the same --out after an interruption: tasks with a
-result.json (for the task as it is now) are skipped, the others start afresh.
+eval.json records the provenance: the model, provider and endpoint host of
+each role (never a key), temperature and reasoning, the effective
+configuration and policy with their hashes, budgets, prices, the sandbox and
+what it enforced, Trio's version and VCS revision, the suite's hash and the
+times. Results of another configuration in --out are refused (exit 3) unless
+--mix keeps them beside the new ones.
+
+Run it again with the same --out after an interruption: runs with a
+result.json (for the task as it is now, of this configuration) are skipped,
+the others start afresh.
+
+--price MODEL=IN,OUT prices a model (US dollars per million prompt and
+completion tokens; repeatable; over trio.yaml's prices); --price IN,OUT prices
+every role. Each role is priced by its model; roles without a price are named
+in the summary.
+
+trio eval compare A B compares two evals (see trio eval compare --help).
 
 --model replay (the default) drives each run with the task's replay.yaml
 through the OpenAI-compatible provider on loopback, offline; --model endpoint
 uses the model endpoint of trio.yaml or the environment, as trio run does.
 
-` + exitCodesHelp,
+` + evalExitCodesHelp,
 		Example: `  trio eval evals/
+  trio eval evals/ --samples 5 --fail-under 0.8
   trio eval evals/ --tags python --parallel 2 --sandbox local
-  trio eval evals/ --model endpoint --price 0.4,1.6 --out runs/eval-gpt
+  trio eval evals/ --model endpoint --price gpt-4.1-mini=0.4,1.6 --out runs/eval-gpt
+  trio eval compare runs/eval-a runs/eval-b
   trio eval evals/ --json > events.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd.Context(), g, io, f, args[0])
 		},
 	}
-	cmd.AddCommand(newEvalImportCmd(g, io), newEvalReportCmd(g, io))
+	cmd.AddCommand(newEvalImportCmd(g, io), newEvalReportCmd(g, io), newEvalCompareCmd(io))
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.tasks, "tasks", nil, "run only these task ids (comma-separated)")
 	fl.StringSliceVar(&f.tags, "tags", nil, "run only tasks with at least one of these tags (comma-separated)")
@@ -92,7 +132,11 @@ uses the model endpoint of trio.yaml or the environment, as trio run does.
 	fl.StringVar(&f.out, "out", "", "output folder (default <runs dir>/eval-<suite name>)")
 	fl.StringVar(&f.model, "model", evalReplay, "replay (each task's replay.yaml, offline) or endpoint (trio.yaml or the environment)")
 	fl.StringVar(&f.policy, "policy", "", "policy file of every run (default: policy of trio.yaml, else the built-in strict policy)")
-	fl.StringVar(&f.price, "price", "", "PROMPT,COMPLETION: US dollars per million tokens, for the cost metrics")
+	fl.StringArrayVar(&f.prices, "price", nil, "MODEL=IN,OUT: a model's US dollars per million prompt and completion tokens (repeatable); IN,OUT alone prices every role")
+	fl.IntVar(&f.samples, "samples", 1, "runs of each task, each in a fresh workspace (pass@k for k up to N)")
+	fl.Uint64Var(&f.seed, "seed", eval.DefaultSeed, "seed of the bootstrap intervals (recorded in eval.json)")
+	fl.BoolVar(&f.mix, "mix", false, "keep results of another configuration in --out beside the new ones (else refused, exit 3)")
+	fl.Float64Var(&f.failUnder, "fail-under", 0, "exit 4 when pass@1 is below this rate (0..1)")
 	fl.StringVar(&f.sandbox, "sandbox", "", "where runs and hidden tests run: containerd, userns (no root needed), local (no isolation; every result is marked UNISOLATED) or auto: containerd, else userns, else a refusal (default: sandbox.kind of trio.yaml, else auto)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fl.BoolVar(&f.json, "json", false, "write every event as JSON lines on stdout")
@@ -110,11 +154,20 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	if f.parallel < 0 {
 		return configError(fmt.Errorf("--parallel %d: want at least 1", f.parallel))
 	}
-	prices, err := parsePrice(f.price)
+	if f.samples < 1 {
+		return configError(fmt.Errorf("--samples %d: want at least 1", f.samples))
+	}
+	if f.failUnder < 0 || f.failUnder > 1 || math.IsNaN(f.failUnder) {
+		return configError(fmt.Errorf("--fail-under %v: want a rate from 0 to 1", f.failUnder))
+	}
+	if f.seed == 0 {
+		return configError(errors.New("--seed 0: want a positive seed"))
+	}
+	cfg, err := loadConfig(g.config)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(g.config)
+	flat, err := applyPrices(cfg, f.prices)
 	if err != nil {
 		return err
 	}
@@ -129,7 +182,11 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	if len(tasks) == 0 {
 		return configError(fmt.Errorf("%s: no task has the tags %s", filepath.Join(suite.Dir, eval.SuiteFile), strings.Join(f.tags, ", ")))
 	}
-	pol, _, err := loadPolicy(f.policy, cfg, true)
+	pol, polPath, err := loadPolicy(f.policy, cfg, true)
+	if err != nil {
+		return err
+	}
+	prov, err := evalProvenance(f.model, cfg, pol, polPath)
 	if err != nil {
 		return err
 	}
@@ -163,12 +220,18 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 		}
 	}
 	if !f.quiet {
-		fmt.Fprintf(io.err, "trio eval: %d tasks of %s, %d at a time, model %s, output in %s\n", len(tasks), suite.Name, parallel, f.model, abs(out))
+		samples := ""
+		if f.samples > 1 {
+			samples = fmt.Sprintf(" × %d samples", f.samples)
+		}
+		fmt.Fprintf(io.err, "trio eval: %d tasks%s of %s, %d at a time, model %s, output in %s\n", len(tasks), samples, suite.Name, parallel, f.model, abs(out))
 	}
 	opts := []eval.Option{
 		eval.WithOut(out), eval.WithParallel(parallel), eval.WithPolicy(pol),
 		eval.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)), eval.WithObserver(observe),
-		eval.WithAgentOptions(agentOptions(cfg, workerModelName(cfg))...), eval.WithPrices(prices),
+		eval.WithAgentOptions(agentOptions(cfg, workerModelName(cfg))...),
+		eval.WithPrices(evalRolePrices(f.model, cfg, flat)), eval.WithModelPrices(modelPrices(cfg)),
+		eval.WithSamples(f.samples), eval.WithSeed(f.seed), eval.WithProvenance(prov), eval.WithMix(f.mix),
 	}
 	if b := cfg.Budgets; b.MaxSteps != 0 || b.MaxTotalTurns != 0 || b.MaxRepairRounds != 0 || b.MaxTokens != 0 || b.MaxWallTime.Duration != 0 {
 		opts = append(opts, eval.WithBudgets(agent.Budgets{MaxSteps: b.MaxSteps, MaxTotalTurns: b.MaxTotalTurns,
@@ -189,15 +252,34 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 		fmt.Fprintf(io.err, "trio eval: UNISOLATED: %d of %d results ran with the local sandbox, which does NOT isolate: "+
 			"a run's code could read the hidden tests of every task\n", rep.Unisolated(), len(rep.Tasks))
 	}
-	switch {
-	case err == nil:
+	if rep != nil && len(rep.Stats.UnpricedRoles) > 0 && !f.quiet {
+		fmt.Fprintf(io.err, "trio eval: unpriced roles: %s (their tokens are not in the cost; --price MODEL=IN,OUT or trio.yaml's prices)\n", strings.Join(rep.Stats.UnpricedRoles, ", "))
+	}
+	if rep != nil && len(rep.MixedConfigs) > 0 {
+		fmt.Fprintf(io.err, "trio eval: MIXED: %s holds results of other configurations (%s) beside this one's (%s)\n", rep.Out, strings.Join(rep.MixedConfigs, ", "), rep.Provenance.ConfigHash)
+	}
+	if err == nil {
+		var failed []string
+		for _, r := range rep.Tasks {
+			if r.Error != "" {
+				failed = append(failed, fmt.Sprintf("%s (sample %d): %s", r.ID, r.Sample, r.Error))
+			}
+		}
+		if len(failed) > 0 {
+			return failure(fmt.Errorf("eval: %d of %d runs failed in Trio's machinery, so their verdicts do not measure the model:\n  %s", len(failed), len(rep.Tasks), strings.Join(failed, "\n  ")))
+		}
+		if p := rep.Stats.PassAt1; p.Value < f.failUnder {
+			return &exitError{code: exitBelowRate, err: fmt.Errorf("pass@1 %.3f [%.3f, %.3f] is below --fail-under %v", p.Value, p.Low, p.High, f.failUnder)}
+		}
 		return nil
+	}
+	switch {
 	case rep != nil && rep.Interrupted && ctx.Err() != nil:
 		fmt.Fprintf(io.err, "trio eval: interrupted; run the same command again to finish the %d remaining tasks\n", len(tasks)-len(rep.Tasks))
 		return &exitError{code: exitInterrupted}
 	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
-	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked), errors.Is(err, eval.ErrLayout),
+	case errors.Is(err, eval.ErrInvalidSuite), errors.Is(err, eval.ErrLocked), errors.Is(err, eval.ErrLayout), errors.Is(err, eval.ErrMixed),
 		errors.Is(err, agent.ErrInvalidOption), errors.Is(err, agent.ErrInvalidInput):
 		return configError(err)
 	}
@@ -232,20 +314,6 @@ func evalModels(kind string, cfg *config.File, tasks []eval.Task) (eval.ModelFun
 	}, nil
 }
 
-// parsePrice reads --price PROMPT,COMPLETION for every role.
-func parsePrice(s string) (map[string]eval.Price, error) {
-	if s == "" {
-		return nil, nil
-	}
-	a, b, ok := strings.Cut(s, ",")
-	p, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
-	c, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
-	if !ok || err1 != nil || err2 != nil || p < 0 || c < 0 {
-		return nil, configError(fmt.Errorf("--price %q: want PROMPT,COMPLETION in US dollars per million tokens, e.g. 0.4,1.6", s))
-	}
-	return map[string]eval.Price{"*": {Prompt: p, Completion: c}}, nil
-}
-
 // progressLine is the line of a finished (or skipped) task.
 func progressLine(ev eval.Event) string {
 	r := ev.Result
@@ -266,6 +334,10 @@ func progressLine(ev eval.Event) string {
 	if ev.Kind == eval.EventTaskSkipped {
 		note += "  (finished earlier, skipped)"
 	}
+	id := r.ID
+	if r.Sample > 1 {
+		id = fmt.Sprintf("%s#%d", r.ID, r.Sample)
+	}
 	return fmt.Sprintf("[%d/%d] %s: %s; run %s (%s), %d repairs, %d tokens, %s%s",
-		ev.Done, ev.Total, r.ID, hidden, r.Status, r.Reason, r.RepairRounds, r.Tokens, r.WallTime.Round(time.Millisecond), note)
+		ev.Done, ev.Total, id, hidden, r.Status, r.Reason, r.RepairRounds, r.Tokens, r.WallTime.Round(time.Millisecond), note)
 }

@@ -61,7 +61,7 @@ func TestEvalKilledAndRerun(t *testing.T) {
 	before := map[string][]byte{}
 	entries, _ := os.ReadDir(filepath.Join(out, eval.TasksDir))
 	for _, e := range entries {
-		if b, err := os.ReadFile(filepath.Join(out, eval.TasksDir, e.Name(), eval.ResultFile)); err == nil {
+		if b, err := os.ReadFile(filepath.Join(eval.SampleDir(out, e.Name(), 1), eval.ResultFile)); err == nil {
 			before[e.Name()] = b
 		}
 	}
@@ -93,7 +93,7 @@ func TestEvalKilledAndRerun(t *testing.T) {
 		t.Errorf("skipped %v, want the %d finished before the kill", rep.Skipped, len(before))
 	}
 	for id, old := range before {
-		now, _ := os.ReadFile(filepath.Join(out, eval.TasksDir, id, eval.ResultFile))
+		now, _ := os.ReadFile(filepath.Join(eval.SampleDir(out, id, 1), eval.ResultFile))
 		if string(now) != string(old) {
 			t.Errorf("task %s finished before the kill and ran again", id)
 		}
