@@ -23,6 +23,9 @@ import (
 // workspace is left as the run left it; the hidden tests exist only in
 // dir, which no run's sandbox sees.
 func judge(ctx context.Context, t Task, ws, dir, runID string, sc agent.SandboxConfig, pol *policy.Policy) (Hidden, error) {
+	if t.Repo != nil {
+		return judgeRepo(ctx, t, ws, dir, runID, sc, pol)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return Hidden{}, err
 	}
