@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ const (
 	EnvHeaders        = "OTEL_EXPORTER_OTLP_HEADERS"
 	EnvTracesHeaders  = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
 	EnvProtocol       = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	EnvTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 	EnvServiceName    = "OTEL_SERVICE_NAME"
 	EnvSDKDisabled    = "OTEL_SDK_DISABLED"
 	// EnvCaptureContent is the opt-in to message contents that the GenAI
@@ -22,14 +24,28 @@ const (
 	EnvCaptureContent = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 )
 
+// The OTLP transports, as OTEL_EXPORTER_OTLP_PROTOCOL names them.
+const (
+	ProtocolHTTPProtobuf = "http/protobuf" // the default
+	ProtocolHTTPJSON     = "http/json"
+	ProtocolGRPC         = "grpc"
+)
+
+// Protocols are the values Config.Protocol takes.
+var Protocols = []string{ProtocolHTTPProtobuf, ProtocolHTTPJSON, ProtocolGRPC}
+
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("telemetry: invalid configuration")
 
 // Config says where spans go and what they hold.
 type Config struct {
 	// TracesURL is the full OTLP/HTTP traces URL
-	// (http://localhost:4318/v1/traces). Empty: telemetry is off.
+	// (http://localhost:4318/v1/traces), or for grpc the collector's URL
+	// (http://localhost:4317; http:// is a connection without TLS).
+	// Empty: telemetry is off.
 	TracesURL string
+	// Protocol is http/protobuf (the default), http/json or grpc.
+	Protocol string
 	// Headers are sent with every export (Authorization for Langfuse...).
 	Headers map[string]string
 	// Contents records model replies and tool arguments and results in the
@@ -46,10 +62,17 @@ type Config struct {
 	Warn func(string)
 }
 
-// Model is a role's provider (openai, anthropic...) and model name.
+// Model is a role's provider (gen_ai.provider.name: openai, anthropic,
+// groq...; see ProviderName), model name, endpoint (server.address and
+// server.port; see Server) and configured reply cap (the chat span's
+// gen_ai.request.max_tokens when a call sets none of its own; 0: not
+// known).
 type Model struct {
-	Provider string
-	Name     string
+	Provider      string
+	Name          string
+	ServerAddress string
+	ServerPort    int
+	MaxTokens     int
 }
 
 // Enabled reports whether c exports anything.
@@ -65,28 +88,56 @@ func TracesURL(base string) string {
 	return strings.TrimRight(base, "/") + "/v1/traces"
 }
 
+// EndpointURL is the exporter's URL for an OTLP base endpoint under
+// protocol: the traces URL over HTTP (see TracesURL), the endpoint as is
+// over grpc.
+func EndpointURL(base, protocol string) string {
+	if protocol == ProtocolGRPC {
+		return base
+	}
+	return TracesURL(base)
+}
+
+// CheckProtocol says whether p is one of Protocols.
+func CheckProtocol(p string) error {
+	if !slices.Contains(Protocols, p) {
+		return fmt.Errorf("unknown protocol %q: want one of %s", p, strings.Join(Protocols, ", "))
+	}
+	return nil
+}
+
 // FromEnv is the configuration the standard OTEL_* variables give,
-// through getenv (os.Getenv). Telemetry is off when no endpoint is set or
-// OTEL_SDK_DISABLED is true. A protocol other than http/protobuf, a
-// malformed URL or header list is an error naming the variable.
+// through getenv (os.Getenv), as the OTLP exporter specification reads
+// them: the traces-specific variable over the general one, the protocol
+// deciding whether the base endpoint gets /v1/traces. Telemetry is off
+// when no endpoint is set or OTEL_SDK_DISABLED is true. An unknown
+// protocol, a malformed URL or header list is an error naming the
+// variable.
 func FromEnv(getenv func(string) string) (Config, error) {
 	var c Config
 	if strings.EqualFold(strings.TrimSpace(getenv(EnvSDKDisabled)), "true") {
 		return c, nil
 	}
+	c.Protocol = ProtocolHTTPProtobuf
+	for _, name := range []string{EnvTracesProtocol, EnvProtocol} {
+		if p := strings.TrimSpace(getenv(name)); p != "" {
+			if err := CheckProtocol(p); err != nil {
+				return Config{}, fmt.Errorf("%w: %s: %v", ErrConfig, name, err)
+			}
+			c.Protocol = p
+			break
+		}
+	}
 	c.TracesURL = getenv(EnvTracesEndpoint)
 	urlVar := EnvTracesEndpoint
 	if c.TracesURL == "" {
-		c.TracesURL, urlVar = TracesURL(getenv(EnvEndpoint)), EnvEndpoint
+		c.TracesURL, urlVar = EndpointURL(getenv(EnvEndpoint), c.Protocol), EnvEndpoint
 	}
 	if c.TracesURL == "" {
 		return Config{}, nil
 	}
 	if err := checkURL(c.TracesURL); err != nil {
 		return Config{}, fmt.Errorf("%w: %s: %v", ErrConfig, urlVar, err)
-	}
-	if p := getenv(EnvProtocol); p != "" && p != "http/protobuf" {
-		return Config{}, fmt.Errorf("%w: %s=%q: trio exports over http/protobuf only", ErrConfig, EnvProtocol, p)
 	}
 	c.Headers = map[string]string{}
 	for _, name := range []string{EnvHeaders, EnvTracesHeaders} {

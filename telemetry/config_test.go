@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -25,7 +26,14 @@ func TestFromEnv(t *testing.T) {
 			want: telemetry.Config{TracesURL: "https://b/otel/traces", Headers: map[string]string{"k": "v"}, ServiceName: "ci", Contents: true}},
 		{name: "sdk disabled", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4318", "OTEL_SDK_DISABLED": "true"}},
 		{name: "no scheme", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"}, wantErr: "OTEL_EXPORTER_OTLP_ENDPOINT: \"localhost:4318/v1/traces\": want an http:// or https:// URL"},
-		{name: "grpc", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, wantErr: "trio exports over http/protobuf only"},
+		{name: "grpc: the base endpoint as is", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+			want: telemetry.Config{TracesURL: "http://a:4317", Protocol: "grpc"}},
+		{name: "http/json", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+			want: telemetry.Config{TracesURL: "http://a:4318/v1/traces", Protocol: "http/json"}},
+		{name: "traces protocol wins", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"},
+			want: telemetry.Config{TracesURL: "http://a:4317", Protocol: "grpc"}},
+		{name: "unknown protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"},
+			wantErr: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: unknown protocol "thrift": want one of http/protobuf, http/json, grpc`},
 		{name: "bad header", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_HEADERS": "a=1,=2"}, wantErr: "OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value"},
 		{name: "bad escape", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_HEADERS": "a=%zz"}, wantErr: "entry 1 (a)"},
 	} {
@@ -40,7 +48,10 @@ func TestFromEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.TracesURL != tc.want.TracesURL || got.ServiceName != tc.want.ServiceName || got.Contents != tc.want.Contents ||
+			if tc.want.Protocol == "" && tc.want.TracesURL != "" {
+				tc.want.Protocol = "http/protobuf"
+			}
+			if got.TracesURL != tc.want.TracesURL || got.Protocol != tc.want.Protocol || got.ServiceName != tc.want.ServiceName || got.Contents != tc.want.Contents ||
 				(len(tc.want.Headers) > 0 && !maps.Equal(got.Headers, tc.want.Headers)) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
@@ -51,5 +62,27 @@ func TestFromEnv(t *testing.T) {
 	}
 	if _, err := telemetry.New(telemetry.Config{}); !errors.Is(err, telemetry.ErrConfig) {
 		t.Errorf("New without a URL: %v", err)
+	}
+}
+
+func TestProviderName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ kind, url, want, host string }{
+		{"openai", "", "openai", ""},
+		{"anthropic", "", "anthropic", ""},
+		{"openai", "https://api.groq.com/openai/v1", "groq", "api.groq.com:443"},
+		{"openai", "https://myres.openai.azure.com/openai/v1", "azure.ai.openai", "myres.openai.azure.com:443"},
+		{"openai", "http://localhost:11434/v1", "ollama", "localhost:11434"},
+		{"openai", "http://localhost:8000/v1", "openai", "localhost:8000"},
+		{"anthropic", "https://API.Anthropic.com", "anthropic", "api.anthropic.com:443"},
+		{"openai", "http://gateway.internal/v1", "openai", "gateway.internal:80"},
+	} {
+		if got := telemetry.ProviderName(tc.kind, tc.url); got != tc.want {
+			t.Errorf("ProviderName(%s, %s) = %s, want %s", tc.kind, tc.url, got, tc.want)
+		}
+		host, port := telemetry.Server(tc.url)
+		if got := fmt.Sprintf("%s:%d", host, port); tc.host != "" && got != tc.host || tc.host == "" && host != "" {
+			t.Errorf("Server(%s) = %s, want %s", tc.url, got, tc.host)
+		}
 	}
 }

@@ -1,5 +1,6 @@
-// Package telemetry exports a run as OpenTelemetry traces over OTLP/HTTP,
-// following the GenAI semantic conventions: one trace per run session
+// Package telemetry exports a run as OpenTelemetry traces over OTLP
+// (http/protobuf, http/json or grpc, through the OpenTelemetry SDK's
+// exporters), following the GenAI semantic conventions: one trace per run session
 // (an invoke_workflow span), an invoke_agent span per role phase (the
 // Planner, the test designer, each Worker step and repair round, each
 // Critic check, each summary), a chat span per model call and an

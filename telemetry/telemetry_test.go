@@ -44,7 +44,7 @@ func newTracer(t *testing.T, rc *otlptest.Receiver, contents bool) *telemetry.Tr
 	t.Helper()
 	models := map[string]telemetry.Model{}
 	for _, r := range demo.Roles {
-		models[r] = telemetry.Model{Provider: "openai", Name: "demo-" + r}
+		models[r] = telemetry.Model{Provider: "openai", Name: "demo-" + r, ServerAddress: "llm.example", ServerPort: 8443, MaxTokens: 4096}
 	}
 	tr, err := telemetry.New(telemetry.Config{TracesURL: telemetry.TracesURL(rc.URL()), Contents: contents, Models: models,
 		Headers: map[string]string{"Authorization": "Basic dGVzdDp0ZXN0"}})
@@ -323,7 +323,7 @@ func TestEventsToAttributes(t *testing.T) {
 		{Kind: agent.EventRunStarted, Time: at(0), RunID: "r1"},
 		{Kind: agent.EventStepStarted, Time: at(1), Role: agent.RoleWorker, Step: 1, Message: "build"},
 		{Kind: agent.EventModelCall, Time: at(50), Role: agent.RoleWorker, Step: 1, Duration: 40 * time.Millisecond, Model: "m-1",
-			Tokens: agent.Tokens{Prompt: 1000, Completion: 20, Cached: 800, CacheWrite: 100}},
+			Tokens: agent.Tokens{Prompt: 1000, Completion: 20, Cached: 800, CacheWrite: 100}, ResponseID: "chatcmpl-7", FinishReason: "tool_calls", MaxTokens: 512},
 		{Kind: agent.EventToolCall, Time: at(60), Role: agent.RoleWorker, Step: 1, Tool: "run_command", CallID: "c1", Decision: "deny",
 			Rule: `commands.deny: "curl *"`, Outcome: "denied", OK: &no, Target: "curl x", Duration: time.Millisecond},
 		{Kind: agent.EventModelCall, Time: at(90), Role: agent.RoleWorker, Step: 1, Duration: 20 * time.Millisecond, Message: "HTTP 500", ErrorType: "*openai.Error"},
@@ -352,6 +352,16 @@ func TestEventsToAttributes(t *testing.T) {
 	if c := chats[0].Attrs; c["gen_ai.usage.cache_read.input_tokens"] != int64(800) || c["gen_ai.usage.cache_creation.input_tokens"] != int64(100) || c["gen_ai.request.model"] != "demo-worker" || c["gen_ai.response.model"] != "m-1" {
 		t.Errorf("cached call: %v", c)
 	}
+	if c := chats[0].Attrs; c["gen_ai.response.id"] != "chatcmpl-7" || c["gen_ai.request.max_tokens"] != int64(512) ||
+		fmt.Sprint(c["gen_ai.response.finish_reasons"]) != "[tool_calls]" {
+		t.Errorf("call attributes: %v", c)
+	}
+	if c := chats[0].Attrs; c["server.address"] != "llm.example" || c["server.port"] != int64(8443) || c["gen_ai.provider.name"] != "openai" {
+		t.Errorf("endpoint attributes: %v", c)
+	}
+	if c := chats[1].Attrs; c["gen_ai.request.max_tokens"] != int64(4096) {
+		t.Errorf("a call without a cap of its own: max_tokens %v, want the configured 4096", c["gen_ai.request.max_tokens"])
+	}
 	if !chats[0].Start.Equal(at(10)) || !chats[0].End.Equal(at(50)) {
 		t.Errorf("the call spans %v..%v, want 10ms..50ms", chats[0].Start.Sub(now), chats[0].End.Sub(now))
 	}
@@ -363,5 +373,76 @@ func TestEventsToAttributes(t *testing.T) {
 	}
 	if root.Attrs["error.type"] != "budget_tokens" || !root.StatusError {
 		t.Errorf("root: %+v", root)
+	}
+}
+
+// Each protocol the OTLP variables select reaches a collector speaking
+// it: the same spans arrive over http/protobuf, http/json (ids in hex, as
+// OTLP/JSON writes them; the receiver refuses anything else) and grpc,
+// with the headers of OTEL_EXPORTER_OTLP_HEADERS.
+func TestProtocols(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range telemetry.Protocols {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			rc := otlptest.Start()
+			if protocol == telemetry.ProtocolGRPC {
+				rc = otlptest.StartGRPC()
+			}
+			defer rc.Close()
+			env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rc.URL(), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": protocol,
+				"OTEL_EXPORTER_OTLP_PROTOCOL": "bogus-but-overridden", "OTEL_EXPORTER_OTLP_HEADERS": "x-team=core"}
+			if protocol == telemetry.ProtocolHTTPProtobuf {
+				delete(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") // the default
+				delete(env, "OTEL_EXPORTER_OTLP_PROTOCOL")
+			}
+			cfg, err := telemetry.FromEnv(func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Models = map[string]telemetry.Model{agent.RoleWorker: {Provider: "groq", Name: "llama"}}
+			tr, err := telemetry.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			for _, ev := range []agent.Event{
+				{Kind: agent.EventRunStarted, Time: now, RunID: "r1"},
+				{Kind: agent.EventStepStarted, Time: now.Add(time.Millisecond), Role: agent.RoleWorker, Step: 1},
+				{Kind: agent.EventModelCall, Time: now.Add(5 * time.Millisecond), Role: agent.RoleWorker, Step: 1, Duration: 3 * time.Millisecond,
+					Tokens: agent.Tokens{Prompt: 10, Completion: 2}, FinishReason: "stop", ResponseID: "id-1"},
+				{Kind: agent.EventRunFinished, Time: now.Add(6 * time.Millisecond), Reason: agent.StopCompleted, Verdict: "pass"},
+			} {
+				tr.Observe(ev)
+			}
+			if err := tr.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			spans := rc.Spans()
+			if len(spans) != 3 {
+				t.Fatalf("%d spans, want 3 (workflow, agent, chat): %+v", len(spans), spans)
+			}
+			for _, p := range rc.Protocols() {
+				if p != protocol {
+					t.Errorf("an export came as %s, want %s", p, protocol)
+				}
+			}
+			if h := rc.Headers(); len(h) == 0 || h[0].Get("x-team") != "core" {
+				t.Errorf("headers: %v", h)
+			}
+			byID := map[string]otlptest.Span{}
+			for _, s := range spans {
+				byID[s.SpanID] = s
+			}
+			for _, s := range spans {
+				if s.Name == "chat llama" {
+					if s.Attrs["gen_ai.provider.name"] != "groq" || s.Attrs["gen_ai.response.id"] != "id-1" || byID[s.ParentID].Name != "invoke_agent worker" {
+						t.Errorf("chat span %+v (parent %q)", s, byID[s.ParentID].Name)
+					}
+					return
+				}
+			}
+			t.Errorf("no chat span: %+v", spans)
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -83,16 +86,13 @@ func New(cfg Config) (*Tracer, error) {
 	if cfg.ServiceName == "" {
 		cfg.ServiceName = "trio"
 	}
-	opts := []otlptracehttp.Option{
-		otlptracehttp.WithEndpointURL(cfg.TracesURL),
-		otlptracehttp.WithTimeout(10 * time.Second),
-		// A collector that is down must not hold the run's end for long.
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}),
+	if cfg.Protocol == "" {
+		cfg.Protocol = ProtocolHTTPProtobuf
 	}
-	if len(cfg.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(cfg.Headers))
+	if err := CheckProtocol(cfg.Protocol); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	exp, err := otlptracehttp.New(context.Background(), opts...)
+	exp, err := exporter(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
 	}
@@ -100,6 +100,38 @@ func New(cfg Config) (*Tracer, error) {
 	res := resource.NewSchemaless(semconv.ServiceName(cfg.ServiceName), attribute.String("service.namespace", "trio"))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(rec), sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	return &Tracer{cfg: cfg, tp: tp, tr: tp.Tracer("github.com/trioagent/trio/telemetry"), exp: rec}, nil
+}
+
+// exporter is the OpenTelemetry SDK's OTLP exporter for cfg.Protocol.
+// Both retry briefly: a collector that is down must not hold the run's
+// end for long.
+func exporter(cfg Config) (*otlptrace.Exporter, error) {
+	ctx := context.Background()
+	if cfg.Protocol == ProtocolGRPC {
+		opts := []otlptracegrpc.Option{
+			otlptracegrpc.WithEndpointURL(cfg.TracesURL),
+			otlptracegrpc.WithTimeout(10 * time.Second),
+			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}),
+		}
+		if len(cfg.Headers) > 0 {
+			opts = append(opts, otlptracegrpc.WithHeaders(cfg.Headers))
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	}
+	encoding := otlptracehttp.EncodingProtobuf
+	if cfg.Protocol == ProtocolHTTPJSON {
+		encoding = otlptracehttp.EncodingJSON
+	}
+	opts := []otlptracehttp.Option{
+		otlptracehttp.WithEndpointURL(cfg.TracesURL),
+		otlptracehttp.WithEncoding(encoding),
+		otlptracehttp.WithTimeout(10 * time.Second),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 10 * time.Second}),
+	}
+	if len(cfg.Headers) > 0 {
+		opts = append(opts, otlptracehttp.WithHeaders(cfg.Headers))
+	}
+	return otlptracehttp.New(ctx, opts...)
 }
 
 // Shutdown ends the spans still open (a run that stopped without its
@@ -352,6 +384,21 @@ func (t *Tracer) chat(ev agent.Event) {
 	}
 	if ev.Model != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(ev.Model))
+	}
+	if m.ServerAddress != "" {
+		attrs = append(attrs, semconv.ServerAddress(m.ServerAddress))
+		if m.ServerPort > 0 {
+			attrs = append(attrs, semconv.ServerPort(m.ServerPort))
+		}
+	}
+	if n := cmp.Or(ev.MaxTokens, m.MaxTokens); n > 0 {
+		attrs = append(attrs, semconv.GenAIRequestMaxTokens(n))
+	}
+	if ev.ResponseID != "" {
+		attrs = append(attrs, semconv.GenAIResponseID(ev.ResponseID))
+	}
+	if ev.FinishReason != "" {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(ev.FinishReason))
 	}
 	if ev.ErrorType == "" {
 		attrs = append(attrs, semconv.GenAIUsageInputTokens(ev.Tokens.Prompt), semconv.GenAIUsageOutputTokens(ev.Tokens.Completion))
