@@ -1,11 +1,13 @@
 package policy
 
 import (
+	_ "embed"
 	"fmt"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -219,6 +221,14 @@ func argvSize(argv []string) int {
 // command is denied unless commands.shell is true, and then every simple
 // command inside is judged and the most restrictive decision wins.
 func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
+	d := p.checkCommand(cmd, s)
+	if d.Verdict == Deny || (d.Verdict == Ask && p.Unattended()) {
+		d.Reason = withRemedy(d.Rule, d.Reason)
+	}
+	return d
+}
+
+func (p *Policy) checkCommand(cmd Command, s Scope) Decision {
 	c := &checker{p: p, base: ".", links: s.Links, enforced: s.Enforced}
 	if s.Dir != "" {
 		dir, ok := cleanRel(s.Dir)
@@ -253,6 +263,35 @@ func (p *Policy) CheckCommand(cmd Command, s Scope) Decision {
 		return c.line(cmd.Line)
 	}
 	return c.argv(cmd.Argv)
+}
+
+// remedies is what would allow a command each rule denies
+// (remedies.txt): a denial says how to get past it, not only why.
+//
+//go:embed remedies.txt
+var remediesText string
+
+var remedies = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(remediesText, "\n") {
+		if rule, hint, ok := strings.Cut(l, "\t"); ok && !strings.HasPrefix(l, "#") {
+			m[rule] = hint
+		}
+	}
+	return m
+})
+
+// withRemedy adds to a denial's reason what would allow the command. A
+// policy rule ("commands.deny: \"curl *\" (policy.yaml:9)") is looked up
+// by its list; where several rules decided, by the first.
+func withRemedy(rule, reason string) string {
+	key, _, _ := strings.Cut(rule, ":")
+	key, _, _ = strings.Cut(key, " ")
+	hint, ok := remedies()[key]
+	if !ok || strings.Contains(reason, "to allow it: ") {
+		return reason
+	}
+	return reason + " — to allow it: " + hint
 }
 
 func deny(rule, format string, args ...any) Decision {
