@@ -113,11 +113,68 @@ func builtinView(role string) (tools.View, error) {
 
 // schema is the part of a JSON schema printTools shows.
 type schema struct {
-	Properties map[string]struct {
-		Type        any    `json:"type"`
-		Description string `json:"description"`
-	} `json:"properties"`
-	Required []string `json:"required"`
+	Properties map[string]map[string]any `json:"properties"`
+	Required   []string                  `json:"required"`
+}
+
+// typeLabel says what a property's schema accepts, readably: "string",
+// "array of string", "string | null" for a union (anyOf, oneOf), "one of
+// a, b" for an enum, "any" for no constraint.
+func typeLabel(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "any"
+	}
+	alts := func(key, sep string) string {
+		xs, _ := m[key].([]any)
+		var labels []string
+		for _, x := range xs {
+			if l := typeLabel(x); !slices.Contains(labels, l) {
+				labels = append(labels, l)
+			}
+		}
+		return strings.Join(labels, sep)
+	}
+	var label string
+	switch t := m["type"].(type) {
+	case string:
+		label = t
+	case []any:
+		var ts []string
+		for _, x := range t {
+			ts = append(ts, fmt.Sprint(x))
+		}
+		label = strings.Join(ts, " | ")
+	}
+	if label == "array" {
+		if it, ok := m["items"]; ok {
+			label = "array of " + typeLabel(it)
+		}
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+		var vs []string
+		for _, x := range e {
+			b, _ := json.Marshal(x)
+			vs = append(vs, string(b))
+		}
+		label = strings.TrimSpace("one of " + strings.Join(vs, ", "))
+	}
+	if c, ok := m["const"]; ok {
+		b, _ := json.Marshal(c)
+		label = string(b)
+	}
+	for _, u := range []struct{ key, sep string }{{"anyOf", " | "}, {"oneOf", " | "}, {"allOf", " & "}} {
+		if a := alts(u.key, u.sep); a != "" {
+			if label != "" {
+				label += ", "
+			}
+			label += a
+		}
+	}
+	if label == "" {
+		return "any"
+	}
+	return label
 }
 
 // summary is a description's first paragraph, and the next one too when
@@ -150,7 +207,8 @@ func printTools(w io.Writer, v tools.View) {
 			if slices.Contains(s.Required, p) {
 				req = ", required"
 			}
-			fmt.Fprintf(w, "  - %s (%v%s): %s\n", p, ps.Type, req, clip(ps.Description, 120))
+			desc, _ := ps["description"].(string)
+			fmt.Fprintf(w, "  - %s (%s%s): %s\n", p, typeLabel(ps), req, clip(desc, 120))
 		}
 	}
 }
