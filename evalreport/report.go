@@ -284,7 +284,7 @@ func disagreement(out, page string, r runEntry) Disagreement {
 	if r.Completed {
 		d.Kind, d.Hidden = "false_success", "fail"
 		if r.Hidden.Detail != "" {
-			d.Hidden += ": " + r.Hidden.Detail
+			d.Hidden = r.Hidden.Detail
 		}
 	}
 	dir := runDir(out, r)
