@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -290,9 +291,17 @@ func (c *MCPConn) exitNote(max int) string {
 // confirmer, so it is denied when the policy is unattended or no one can
 // answer. g's observers get one Record of the start, for the tool
 // mcp__<server>, with the decision, the answer and how the start ended.
-// Hooks do not run: starting a server is not a model's call. A server
-// without a Command (a URL, a transport) is connected without a Record.
+// Hooks do not run: starting a server is not a model's call. A URL
+// server is reached from the host (the sandbox has no network): the
+// policy's tools rules decide whether to connect to it, by the name
+// mcp__<server> (tools.deny: ["mcp__docs"] refuses it, tools.ask asks
+// first; no rule naming it connects, and each of its tools is still judged
+// call by call), and the Record says which host it is. A transport server
+// is connected without a Record.
 func (g *Gate) ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
+	if len(s.Command) == 0 && s.URL != "" && s.Transport == nil {
+		return g.connectURL(ctx, s)
+	}
 	if len(s.Command) == 0 {
 		return ConnectMCP(ctx, s)
 	}
@@ -323,6 +332,50 @@ func (g *Gate) ConnectMCP(ctx context.Context, s MCPServer) (*MCPConn, error) {
 		rec.Decision, rec.Outcome = d, OutcomeDenied
 		observe()
 		return nil, fmt.Errorf("mcp: server %s: not started: the policy denies its command %s: %s (rule: %s)", s.Name, e.Command.Line, d.Reason, d.Rule)
+	}
+	start := time.Now()
+	c, err := ConnectMCP(ctx, s)
+	rec.Duration = time.Since(start)
+	rec.Outcome = OutcomeOK
+	if err != nil {
+		rec.Outcome, rec.Error = OutcomeError, err.Error()
+	}
+	observe()
+	return c, err
+}
+
+// connectURL judges and records the connection to a URL server.
+func (g *Gate) connectURL(ctx context.Context, s MCPServer) (*MCPConn, error) {
+	tool := MCPPrefix + s.Name
+	host := s.URL
+	if u, err := url.Parse(s.URL); err == nil {
+		host = u.Scheme + "://" + u.Host // no path, query or user: they may hold secrets
+	}
+	rec := Record{Time: time.Now(), CallID: "connect-" + s.Name, Role: CallerRole(ctx), Tool: tool}
+	observe := func() {
+		for _, o := range g.observers {
+			o.Observe(rec)
+		}
+	}
+	d := g.policy.CheckTool(tool)
+	if d.Rule == "tools-default-allow" {
+		d.Reason = fmt.Sprintf("no tools rule names %s: connecting to %s from the host; each of its tools is judged when called", tool, host)
+	} else {
+		d.Reason += fmt.Sprintf(" (connecting to %s from the host)", host)
+	}
+	rec.Decision = d
+	if d.Verdict == policy.Ask {
+		var err error
+		if d, err = g.confirm(ctx, tool, []check{{d: d}}, &rec); err != nil {
+			rec.Outcome, rec.Error = OutcomeError, err.Error()
+			observe()
+			return nil, fmt.Errorf("mcp: server %s: %w", s.Name, err)
+		}
+	}
+	if d.Verdict != policy.Allow {
+		rec.Decision, rec.Outcome = d, OutcomeDenied
+		observe()
+		return nil, fmt.Errorf("mcp: server %s: not connected: the policy denies %s: %s (rule: %s)", s.Name, tool, d.Reason, d.Rule)
 	}
 	start := time.Now()
 	c, err := ConnectMCP(ctx, s)

@@ -348,3 +348,34 @@ func TestMCPNamesAndSchemas(t *testing.T) {
 		}
 	}
 }
+
+// A URL server is reached from the host: the gate connects to it when no
+// tools rule refuses mcp__<server>, records the host (not the path, which
+// may hold a token), and refuses it when tools.deny names it or tools.ask
+// does and no one can answer.
+func TestGateConnectURL(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil))
+	defer srv.Close()
+	s := tools.MCPServer{Name: "web", URL: srv.URL + "/mcp/tok-31c7"}
+	rec := &recorder{}
+	c, err := tools.NewGate(parsePolicy(t, "version: 1\nmode: unattended\n"), tools.WithObserver(rec)).ConnectMCP(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	r := rec.take()
+	if len(r) != 1 || r[0].Tool != "mcp__web" || r[0].Outcome != tools.OutcomeOK || !strings.Contains(r[0].Decision.Reason, srv.URL+" from the host") ||
+		strings.Contains(r[0].Decision.Reason, "tok-31c7") {
+		t.Errorf("records %+v", r)
+	}
+	for _, pol := range []string{"tools:\n  deny: [\"mcp__web\"]\n", "tools:\n  ask: [\"mcp__w*\"]\n"} {
+		_, err := tools.NewGate(parsePolicy(t, "version: 1\nmode: unattended\n"+pol), tools.WithObserver(rec)).ConnectMCP(context.Background(), s)
+		if err == nil || !strings.Contains(err.Error(), "mcp: server web: not connected: the policy denies mcp__web") {
+			t.Errorf("%s: %v", pol, err)
+		}
+		if r := rec.take(); len(r) != 1 || r[0].Outcome != tools.OutcomeDenied {
+			t.Errorf("%s: records %+v", pol, r)
+		}
+	}
+}
