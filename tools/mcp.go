@@ -94,10 +94,10 @@ type MCPConn struct {
 	// Skipped are the server's tools left out, with why (a name too long
 	// for a function name, a schema that cannot be checked).
 	Skipped []string
-	proc    sandbox.Process // a server started in a sandbox
-	stdin   *watchedWriter  // proc's stdin
-	exited  chan struct{}   // closed when proc ended
-	exit    sandbox.Result  // how proc ended, once exited is closed
+	proc    sandbox.Process    // a server started in a sandbox
+	stdin   *watchedWriter     // proc's stdin
+	exited  chan struct{}      // closed when proc ended
+	exit    sandbox.Result     // how proc ended, once exited is closed
 	cancel  context.CancelFunc // ends an SSE session's stream
 	mu      sync.Mutex
 	closed  bool
