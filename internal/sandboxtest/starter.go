@@ -28,6 +28,9 @@ type StarterOptions struct {
 	// build one (a re-run as an ordinary user, without the module
 	// cache); "": the suite builds it.
 	MCPServer string
+	// WithoutDenied plants no file the rules hide, for a kind that
+	// refuses a workspace holding one (landlock).
+	WithoutDenied bool
 }
 
 // RunStarter runs the conformance rows for started processes
@@ -50,7 +53,9 @@ type startRow struct {
 	name   string
 	threat string
 	// setup prepares the workspace (dir) before the sandbox opens.
-	setup  func(t *testing.T, dir string)
+	setup func(t *testing.T, dir string)
+	// denied are files the rules hide, planted unless WithoutDenied.
+	denied map[string]string
 	rules  sandbox.PathRules
 	limits func(*sandbox.Limits)
 	run    func(t *testing.T, e *StartEnv)
@@ -80,6 +85,9 @@ func RunStarterWith(t *testing.T, open Opener, o StarterOptions) {
 			dir := Workspace(t)
 			if row.setup != nil {
 				row.setup(t, dir)
+			}
+			if row.denied != nil && !o.WithoutDenied {
+				WriteFiles(t, dir, row.denied)
 			}
 			lim := sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, Pids: 256, Output: 64 << 10}
 			if row.limits != nil {
@@ -353,10 +361,11 @@ func startRows(server func(*testing.T) string) []startRow {
 			},
 		},
 		{
-			name:   "hidden-path-made-removed",
-			threat: "a started process makes a .git whose hostile config acts on the host's git after it stops",
+			name:   "hidden-paths",
+			threat: "a started process reads a hidden .env, or makes a .git whose hostile config acts on the host's git after it stops",
+			denied: map[string]string{".env": "KEY=hunter2-env"},
 			rules: func(rel string) sandbox.Access {
-				if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+				if rel == ".env" || rel == ".git" || strings.HasPrefix(rel, ".git/") {
 					return sandbox.Hidden
 				}
 				return sandbox.Writable
@@ -364,6 +373,9 @@ func startRows(server func(*testing.T) string) []startRow {
 			run: func(t *testing.T, e *StartEnv) {
 				p := Start(t, e.Starter, EchoLoop...)
 				r := bufio.NewReader(p.Stdout())
+				if got := RunIn(t, p, r, "cat .env 2>&1"); strings.Contains(got, "hunter2") {
+					t.Errorf("the started process read the hidden .env: %q", got)
+				}
 				RunIn(t, p, r, `mkdir -p .git && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > .git/config`)
 				if _, err := os.Stat(filepath.Join(e.Dir, ".git", "config")); err != nil {
 					t.Fatalf("the process could not write .git/config, so this test shows nothing: %v (stderr %q)", err, p.Stderr())
@@ -373,6 +385,9 @@ func startRows(server func(*testing.T) string) []startRow {
 				}
 				if _, err := os.Stat(filepath.Join(e.Dir, ".git")); err == nil {
 					t.Error("the .git the started process made is still on the host after Stop")
+				}
+				if b, err := os.ReadFile(filepath.Join(e.Dir, ".env")); !os.IsNotExist(err) && string(b) != "KEY=hunter2-env" {
+					t.Errorf("the user's .env changed: %q, %v", b, err)
 				}
 			},
 		},
