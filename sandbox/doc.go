@@ -44,11 +44,16 @@
 //     it may also be a [WorkspaceChecker] (it cannot run on some
 //     workspaces) and a [Pruner] (its sandboxes leave state on the host
 //     when their process is killed; trio sandbox prune then finds it).
-//  5. Pass the shared conformance suite of internal/sandboxtest: Run (or
-//     RunWith) for Exec, every effect row it claims, and, for a Starter,
-//     the MCP server of BuildMCPServer started with Start, as root and as
-//     an ordinary user (see how sandbox/userns re-runs its tests as
-//     nobody).
+//  5. Pass the shared conformance suite of internal/sandboxtest, as root
+//     and as an ordinary user (see how sandbox/userns and
+//     sandbox/landlock re-run their tests as nobody): Run (or RunWith)
+//     for Exec, every effect row it claims; for a Starter, RunStarter
+//     (or RunStarterWith): pipes, Stop and Close killing every process,
+//     no kill between its commands and started processes, an MCP server
+//     answering tools/list, hidden paths and the disk limit. A row it
+//     cannot pass is skipped by name with the reason, and its Info says
+//     so in NotEnforced. Its tests fail, not skip, when CI=true and what
+//     the kind needs is missing.
 //  6. For auto to try it, add it to agent's autoKinds in its place, and
 //     import it from agent so that it registers.
 //
