@@ -1,6 +1,7 @@
 package landlock_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -55,4 +56,30 @@ func TestTimeoutKillsEveryProcess(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
 		asNobody(t, "TestTimeoutKillsEveryProcess")
 	}
+}
+
+// BenchmarkStart is the cost of a started process: Start until its first
+// line comes back, then Stop (reported apart).
+func BenchmarkStart(b *testing.B) {
+	requireLandlock(b)
+	sb := open(b, b.TempDir(), nil, sandbox.Limits{Timeout: time.Minute})
+	st := sb.(sandbox.Starter)
+	var first, stop []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		p, err := st.Start(context.Background(), sandbox.Command{Argv: sandboxtest.EchoLoop})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := sandboxtest.Line(b, p, bufio.NewReader(p.Stdout()), "x"); got != "got:x" {
+			b.Fatal(got)
+		}
+		t1 := time.Now()
+		if err := p.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		first, stop = append(first, t1.Sub(t0)), append(stop, time.Since(t1))
+	}
+	b.ReportMetric(float64(median(first).Microseconds())/1000, "start-echo-ms")
+	b.ReportMetric(float64(median(stop).Microseconds())/1000, "stop-ms")
 }
