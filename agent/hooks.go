@@ -40,8 +40,12 @@ func (r *run) runHooks() *tools.Hooks {
 	if r.cfg.hooks == nil {
 		return nil
 	}
+	transcript, err := filepath.Abs(filepath.Join(r.dir, HistoryFile))
+	if err != nil {
+		transcript = filepath.Join(r.dir, HistoryFile)
+	}
 	return r.cfg.hooks.ForRun(r.st.RunID, r.ws.Dir, r.observeHook).WithSession(tools.HookSession{
-		TranscriptPath: filepath.Join(r.dir, HistoryFile), PermissionMode: tools.ClaudePermissionMode(r.cfg.policy)})
+		TranscriptPath: transcript, PermissionMode: tools.ClaudePermissionMode(r.cfg.policy)})
 }
 
 // hookOptions are the gate options that run the hooks around each call.
