@@ -14,8 +14,8 @@ import (
 
 // Hooks are the user's hook programs, in Claude Code's shape: per event, a
 // list of matchers, each with the commands to run for the tools it
-// matches. Hook commands run on the host, in this file's folder (see the
-// README, "Hooks").
+// matches. Hook commands run on the host, in the run's workspace; a
+// relative script name is this file's folder's (see the README, "Hooks").
 type Hooks struct {
 	PreToolUse  []HookMatcher `yaml:"PreToolUse"`
 	PostToolUse []HookMatcher `yaml:"PostToolUse"`
