@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/telemetry"
 )
 
@@ -24,7 +26,8 @@ func telemetryFor(cfg *config.File, rec runRecord, prog *progress) (*telemetry.T
 		if err != nil {
 			return nil, configError(fmt.Errorf("%s: %w", cfg.Path, err))
 		}
-		tc = telemetry.Config{TracesURL: telemetry.TracesURL(t.Endpoint), Headers: headers,
+		protocol := cmp.Or(t.Protocol, tc.Protocol, telemetry.ProtocolHTTPProtobuf)
+		tc = telemetry.Config{TracesURL: telemetry.EndpointURL(t.Endpoint, protocol), Protocol: protocol, Headers: headers,
 			Contents: t.Contents || tc.Contents, ServiceName: t.ServiceName}
 	}
 	if !tc.Enabled() {
@@ -39,9 +42,11 @@ func telemetryFor(cfg *config.File, rec runRecord, prog *progress) (*telemetry.T
 	return tr, nil
 }
 
-// roleModels is each role's provider and model name, as the run's model
-// is set up: the demo and script models answer through an
-// OpenAI-compatible loopback endpoint with the role as the model name.
+// roleModels is each role's provider, model name, endpoint and reply cap,
+// as the run's model is set up: the demo and script models answer
+// through an OpenAI-compatible loopback endpoint with the role as the
+// model name. The provider is named from the endpoint's host
+// (telemetry.ProviderName), so a compatible server is not called openai.
 func roleModels(cfg *config.File, rec runRecord) map[string]telemetry.Model {
 	out := map[string]telemetry.Model{}
 	perRole := cfg.Models.PerRole()
@@ -50,13 +55,16 @@ func roleModels(cfg *config.File, rec runRecord) map[string]telemetry.Model {
 			out[role] = telemetry.Model{Provider: config.KindOpenAI, Name: role}
 			continue
 		}
-		kind := cfg.Endpoint.Kind
-		if e, ok := cfg.Endpoints[role]; ok {
-			kind = e.Kind
+		e := cfg.Endpoint
+		if re, ok := cfg.Endpoints[role]; ok {
+			e = re
 		}
-		if kind == "" {
-			kind = config.KindOpenAI
+		kind := cmp.Or(e.Kind, config.KindOpenAI)
+		base, maxTokens := cmp.Or(e.BaseURL, os.Getenv(envBaseURL), "https://api.openai.com/v1"), cfg.MaxTokens
+		if kind == config.KindAnthropic {
+			base, maxTokens = cmp.Or(e.BaseURL, os.Getenv("ANTHROPIC_BASE_URL"), llm.DefaultAnthropicBaseURL), cmp.Or(maxTokens, llm.DefaultAnthropicMaxTokens)
 		}
+		host, port := telemetry.Server(base)
 		name := perRole[role]
 		if name == "" {
 			name = cfg.Models.Default
@@ -64,7 +72,7 @@ func roleModels(cfg *config.File, rec runRecord) map[string]telemetry.Model {
 		if name == "" {
 			name = os.Getenv(envModel)
 		}
-		out[role] = telemetry.Model{Provider: kind, Name: name}
+		out[role] = telemetry.Model{Provider: telemetry.ProviderName(kind, base), Name: name, ServerAddress: host, ServerPort: port, MaxTokens: maxTokens}
 	}
 	return out
 }

@@ -48,6 +48,12 @@ func TestDemoExportsTrace(t *testing.T) {
 		if s.Attrs["gen_ai.provider.name"] != "openai" || s.Attrs["gen_ai.request.model"] != role || s.Attrs["gen_ai.response.model"] != role {
 			t.Errorf("chat span of %s: %v", role, s.Attrs)
 		}
+		if id, _ := s.Attrs["gen_ai.response.id"].(string); !strings.HasPrefix(id, "chatcmpl-replay-") {
+			t.Errorf("chat span of %s: gen_ai.response.id %v", role, s.Attrs["gen_ai.response.id"])
+		}
+		if fr, _ := s.Attrs["gen_ai.response.finish_reasons"].([]any); len(fr) != 1 || (fr[0] != "stop" && fr[0] != "tool_calls") {
+			t.Errorf("chat span of %s: gen_ai.response.finish_reasons %v", role, s.Attrs["gen_ai.response.finish_reasons"])
+		}
 		u := perRole[role]
 		u[0] += s.Attrs["gen_ai.usage.input_tokens"].(int64)
 		u[1] += s.Attrs["gen_ai.usage.output_tokens"].(int64)
@@ -78,7 +84,7 @@ func TestDemoExportsTrace(t *testing.T) {
 }
 
 // trio.yaml's telemetry block: headers take ${NAME} from the environment;
-// an unset variable, a bad endpoint or an unsupported protocol stop the
+// an unset variable, a bad endpoint or an unknown protocol stop the
 // run before it starts (exit 3), naming what was wrong.
 func TestTelemetryConfig(t *testing.T) {
 	t.Parallel()
@@ -110,7 +116,8 @@ func TestTelemetryConfig(t *testing.T) {
 	}{
 		{"unset variable", cfg, nil, "telemetry.headers.x-langfuse-key: environment variable LF_KEY is not set"},
 		{"bad endpoint", "telemetry:\n  endpoint: localhost:4318\n", nil, `trio.yaml:2: telemetry.endpoint: want the OTLP/HTTP base URL`},
-		{"grpc", "", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"}, `OTEL_EXPORTER_OTLP_PROTOCOL="grpc": trio exports over http/protobuf only`},
+		{"unknown protocol", "", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL=http/thrift"}, `OTEL_EXPORTER_OTLP_PROTOCOL: unknown protocol "http/thrift"`},
+		{"bad protocol in trio.yaml", "telemetry:\n  endpoint: http://127.0.0.1:1\n  protocol: json\n", nil, "trio.yaml:3: telemetry.protocol"},
 		{"bad headers", "", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_HEADERS=novalue"}, "OTEL_EXPORTER_OTLP_HEADERS: entry 1 is not key=value"},
 	} {
 		d := t.TempDir()
@@ -134,5 +141,55 @@ func TestTelemetryExportFailureWarns(t *testing.T) {
 	r := trio(t, t.TempDir(), cleanEnv("OTEL_EXPORTER_OTLP_ENDPOINT="+rc.URL()), "demo", "--sandbox", "local", "--quiet")
 	if r.code != exitOK || !strings.Contains(r.stderr, "trio: warning: telemetry: export to "+rc.URL()+"/v1/traces") {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// The demo exports over http/json when OTEL_EXPORTER_OTLP_PROTOCOL says
+// so, and over grpc when trio.yaml's telemetry.protocol does: the run
+// completes and the collector receives its spans in that protocol.
+func TestTelemetryProtocols(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		protocol string
+		start    func() *otlptest.Receiver
+		env      func(url string) []string
+		yaml     func(url string) string
+	}{
+		{otlptest.HTTPJSON, otlptest.Start, func(url string) []string {
+			return []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + url, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}
+		}, nil},
+		{otlptest.GRPC, otlptest.StartGRPC, nil, func(url string) string { return "telemetry:\n  endpoint: " + url + "\n  protocol: grpc\n" }},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			t.Parallel()
+			rc := tc.start()
+			defer rc.Close()
+			dir := t.TempDir()
+			var env []string
+			if tc.env != nil {
+				env = tc.env(rc.URL())
+			}
+			if tc.yaml != nil {
+				if err := os.WriteFile(filepath.Join(dir, "trio.yaml"), []byte(tc.yaml(rc.URL())), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := trio(t, dir, cleanEnv(env...), "demo", "--sandbox", "local", "--quiet")
+			if r.code != exitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			names := map[string]int{}
+			for _, s := range rc.Spans() {
+				names[s.Name]++
+			}
+			if names["invoke_workflow trio"] != 1 || names["chat worker"] == 0 {
+				t.Errorf("spans: %v", names)
+			}
+			for _, p := range rc.Protocols() {
+				if p != tc.protocol {
+					t.Errorf("an export came as %s, want %s", p, tc.protocol)
+				}
+			}
+		})
 	}
 }

@@ -9,11 +9,15 @@ import (
 )
 
 // Telemetry sends each run's trace to an OpenTelemetry collector over
-// OTLP/HTTP (Langfuse, Jaeger, Phoenix...). Unset, the standard
+// OTLP (Langfuse, Jaeger, Phoenix...). Unset, the standard
 // OTEL_EXPORTER_OTLP_* environment variables decide.
 type Telemetry struct {
-	// Endpoint is the OTLP/HTTP base URL; spans go to Endpoint/v1/traces.
+	// Endpoint is the OTLP base URL; over HTTP spans go to
+	// Endpoint/v1/traces, over grpc to Endpoint itself.
 	Endpoint string `yaml:"endpoint"`
+	// Protocol is http/protobuf, http/json or grpc; unset, the
+	// OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL variable's, else http/protobuf.
+	Protocol string `yaml:"protocol"`
 	// Headers are sent with every export. A value may name environment
 	// variables as ${NAME}, so that a secret stays out of the file.
 	Headers map[string]string `yaml:"headers"`
@@ -49,7 +53,8 @@ func (c *checker) checkTelemetry(t *Telemetry) {
 	if t.Endpoint != "" && !strings.HasPrefix(t.Endpoint, "http://") && !strings.HasPrefix(t.Endpoint, "https://") {
 		c.fail("telemetry.endpoint", "want the OTLP/HTTP base URL (http://localhost:4318), got %q", t.Endpoint)
 	}
-	if t.Endpoint == "" && (len(t.Headers) > 0 || t.Contents || t.ServiceName != "") {
+	c.oneOf("telemetry.protocol", t.Protocol, "http/protobuf", "http/json", "grpc")
+	if t.Endpoint == "" && (len(t.Headers) > 0 || t.Contents || t.ServiceName != "" || t.Protocol != "") {
 		c.fail("telemetry", "set endpoint, the OTLP/HTTP base URL, or remove the block")
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Headers)) {

@@ -11,6 +11,9 @@ func TestTelemetryBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if g, err := Parse("trio.yaml", []byte("telemetry:\n  endpoint: http://localhost:4317\n  protocol: grpc\n")); err != nil || g.Telemetry.Protocol != "grpc" {
+		t.Errorf("grpc: %v", err)
+	}
 	if f.Telemetry.Endpoint != "http://localhost:4318" || !f.Telemetry.Contents {
 		t.Errorf("telemetry: %+v", f.Telemetry)
 	}
@@ -27,6 +30,7 @@ func TestTelemetryBlock(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"telemetry:\n  endpoint: grpc://x:4317\n", "trio.yaml:2: telemetry.endpoint: want the OTLP/HTTP base URL"},
 		{"telemetry:\n  contents: true\n", "trio.yaml:2: telemetry: set endpoint"},
+		{"telemetry:\n  endpoint: http://x:4317\n  protocol: thrift\n", "trio.yaml:3: telemetry.protocol"},
 		{"telemetry:\n  endpoint: http://x\n  headers:\n    \"bad name\": v\n", "telemetry.headers: \"bad name\" is not an HTTP header name"},
 		{"telemetry:\n  endpoint: http://x\n  sampling: 1\n", "unknown field \"sampling\""},
 	} {
