@@ -129,6 +129,9 @@ func Import(format, file, out string, opts ImportOptions) (*Suite, error) {
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("%w: %s: no tasks", ErrInvalidImport, file)
 	}
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a file: import into a new folder", ErrInvalidImport, out)
+	}
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("%w: %s is not empty: import into a new folder", ErrInvalidImport, out)
 	}

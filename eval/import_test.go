@@ -160,7 +160,7 @@ func TestImportBadLines(t *testing.T) {
 		t.Errorf("a good or blank line is reported:\n%v", err)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
+	if len(entries) != 1 { // bad.jsonl
 		t.Errorf("the failed import left files: %v", entries)
 	}
 
@@ -174,7 +174,11 @@ func TestImportBadLines(t *testing.T) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
 		}
 	}
-	// A folder with files is never imported into.
+	// A file is never replaced, and a folder with files never imported into.
+	os.WriteFile(filepath.Join(dir, "afile"), []byte("x"), 0o644)
+	if _, err := eval.Import(eval.FormatMBPP, filepath.Join("..", "evals", "formats", "mbpp.jsonl"), filepath.Join(dir, "afile"), eval.ImportOptions{}); err == nil || !strings.Contains(err.Error(), "is a file") {
+		t.Errorf("import onto a file: %v", err)
+	}
 	os.MkdirAll(out, 0o755)
 	os.WriteFile(filepath.Join(out, "keep"), []byte("x"), 0o644)
 	if _, err := eval.Import(eval.FormatMBPP, filepath.Join("..", "evals", "formats", "mbpp.jsonl"), out, eval.ImportOptions{}); err == nil || !strings.Contains(err.Error(), "not empty") {
