@@ -73,6 +73,12 @@ func (e *Evaluator) provenanceOf(s *Suite, tasks []Task, sc agent.SandboxConfig,
 	}
 	p.Budgets = e.cfg.budgets
 	p.Prices = maps.Clone(e.cfg.prices)
+	for model, price := range e.cfg.modelPrices {
+		if p.Prices == nil {
+			p.Prices = map[string]Price{}
+		}
+		p.Prices["model "+model] = price
+	}
 	p.Sandbox = SandboxProvenance{Kind: sc.Kind, Isolated: sc.Kind != agent.SandboxLocal}
 	if p.Trio.Version == "" {
 		p.Trio = BuildInfo()

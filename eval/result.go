@@ -129,26 +129,34 @@ func resultOf(t Task, rep *agent.Report, h Hidden, prices, modelPrices map[strin
 		ToolCalls: m.ToolCalls, ToolFailures: m.ToolFailures, WallTime: m.WallTime,
 	}
 	for role, u := range m.Roles {
-		rm := RoleMetrics{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Model: u.Model}
+		r.Roles[role] = RoleMetrics{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+			Model: u.Model, Cost: u.Cost, Priced: u.Priced}
+	}
+	r.price(prices, modelPrices)
+	return r
+}
+
+// price computes the cost of each role from its tokens at its price (see
+// resultOf); a role without one keeps the cost it has. An earlier eval's
+// result is priced again with the current prices when it is reused.
+func (r *TaskResult) price(prices, modelPrices map[string]Price) {
+	r.Cost = 0
+	for role, rm := range r.Roles {
 		p, ok := prices[role]
 		if !ok {
-			p, ok = modelPrices[u.Model]
+			p, ok = modelPrices[rm.Model]
 		}
 		if !ok {
 			p, ok = prices["*"]
 		}
-		switch {
-		case ok:
-			rm.Cost = (float64(u.PromptTokens)*p.Prompt + float64(u.CompletionTokens)*p.Completion) / 1e6
+		if ok {
+			rm.Cost = (float64(rm.PromptTokens)*p.Prompt + float64(rm.CompletionTokens)*p.Completion) / 1e6
 			rm.Priced = true
-		case u.Priced:
-			rm.Cost, rm.Priced = u.Cost, true
 		}
 		r.Roles[role] = rm
 		r.Cost += rm.Cost
 	}
 	r.UnpricedRoles = unpriced(r.Roles)
-	return r
 }
 
 // Totals are the metrics across the tasks of an eval.
@@ -500,7 +508,8 @@ type Provenance struct {
 	Config  Document      `json:"config"`
 	Policy  Document      `json:"policy"`
 	Budgets agent.Budgets `json:"budgets"`
-	// Prices are the prices per role the costs were computed with.
+	// Prices are the prices the costs were computed with: per role ("*" for
+	// every role), and per model as "model NAME".
 	Prices  map[string]Price  `json:"prices,omitempty"`
 	Sandbox SandboxProvenance `json:"sandbox"`
 	Trio    Build             `json:"trio"`

@@ -377,6 +377,7 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 	for j, jb := range jobList {
 		t := tasks[jb.task]
 		if r, ok := finished(out, t, jb.sample, isolated, prov.ConfigHash, e.cfg.mix); ok {
+			r.price(e.cfg.prices, e.cfg.modelPrices)
 			results[j] = r
 			rep.Skipped = append(rep.Skipped, sampleName(t.ID, jb.sample))
 			e.emit(Event{Kind: EventTaskSkipped, Task: t.ID, Result: r, Total: total}, true)

@@ -155,6 +155,9 @@ func hostOf(raw string) string {
 // names stay) and the user, path and query of every URL.
 func effectiveConfig(cfg *config.File) (string, error) {
 	v := plain(reflect.ValueOf(*cfg), "")
+	if v == nil {
+		v = map[string]any{} // nothing set: every default
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("encode the configuration: %w", err)
