@@ -182,4 +182,18 @@ func TestPastedMCPServers(t *testing.T) {
 	if strings.Contains(string(trace), "tok-5e1f") {
 		t.Error("the trace holds the header's value")
 	}
+	audit, _ := os.ReadFile(filepath.Join(filepath.Dir(traces[0]), "audit.jsonl"))
+	if !strings.Contains(string(audit), `"tool":"mcp__docs-http","decision":{"verdict":"allow"`) || !strings.Contains(string(audit), srv.URL+" from the host") {
+		t.Errorf("the audit lacks the connection to the HTTP server, with its host:\n%s", audit)
+	}
+
+	// A policy whose tools rules refuse the server: the run stops before
+	// it starts, exit 3, naming the key.
+	deny := strings.Replace(files["policy.yaml"], "tools:\n", "tools:\n  deny: [\"mcp__docs-http\"]\n", 1)
+	os.WriteFile(filepath.Join(dir, "deny.yaml"), []byte(deny), 0o644)
+	os.WriteFile(filepath.Join(dir, "deny-trio.yaml"), []byte(strings.Replace(files["trio.yaml"], "policy.yaml", "deny.yaml", 1)), 0o644)
+	r = trio(t, dir, env, "run", "--goal", "x", "--config", filepath.Join(dir, "deny-trio.yaml"), "--workspace", filepath.Join(dir, "ws2"), "--sandbox", "local", "--unattended")
+	if r.code != exitConfig || !strings.Contains(r.stderr, "deny-trio.yaml: mcpServers.docs-http") || !strings.Contains(r.stderr, "not connected: the policy denies mcp__docs-http") {
+		t.Errorf("a denied HTTP server: exit %d\n%s", r.code, r.stderr)
+	}
 }

@@ -79,6 +79,8 @@ type runFlags struct {
 	trust bool
 	// reasoning is --reasoning: LEVEL or ROLE=LEVEL, each.
 	reasoning []string
+	// models is --model: NAME or ROLE=NAME, each.
+	models []string
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -143,6 +145,9 @@ test the Critic suspects is wrong stops the run and is reported to you.
 			if err := applyReasoning(cfg, f.reasoning); err != nil {
 				return err
 			}
+			if err := applyModels(cfg, f.models); err != nil {
+				return err
+			}
 			goal, err := readGoal(f, cfg.Budgets.MaxGoalBytes)
 			if err != nil {
 				return err
@@ -163,7 +168,8 @@ test the Critic suspects is wrong stops the run and is reported to you.
 		},
 	}
 	cmd.Flags().StringVar(&f.goal, "goal", "", "the goal, as text")
-	cmd.Flags().StringVar(&f.goalFile, "goal-file", "", "a file holding the goal (Markdown)")
+	cmd.Flags().StringVar(&f.goalFile, "goal-file", "", "a file holding the goal (Markdown); - reads it from standard input")
+	cmd.Flags().StringArrayVar(&f.models, "model", nil, "the model: NAME for every role or ROLE=NAME for one, repeatable (default: models of trio.yaml, else $TRIO_MODEL)")
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the project is built in, created if missing (default: the policy's workspace, else runs/<run-id>/workspace)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: policy of trio.yaml, else the built-in strict policy)")
 	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
@@ -380,7 +386,7 @@ func readGoal(f *runFlags, limit int) (string, error) {
 	goal, what := f.goal, "--goal"
 	if f.goalFile != "" {
 		what = "--goal-file " + f.goalFile
-		b, err := readLimited(f.goalFile, limit)
+		b, err := readGoalFile(f.goalFile, limit)
 		if err != nil {
 			return "", configError(fmt.Errorf("--goal-file: %w", err))
 		}
@@ -511,7 +517,11 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	case errors.As(err, &mcpErr):
 		// A server of trio.yaml that the policy refused, or that did not
 		// start in the sandbox: the configuration's to fix.
-		return configError(fmt.Errorf("%s: mcp.servers.%s: %w", cfg.Path, mcpErr.Server, err))
+		key := "mcp.servers." + mcpErr.Server
+		if s, ok := cfg.MCP.Servers[mcpErr.Server]; ok && s.Key != "" {
+			key = s.Key // mcpServers.<name>, or the .mcp.json's
+		}
+		return configError(fmt.Errorf("%s: %s: %w", cfg.Path, key, err))
 	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
 	case errors.Is(err, agent.ErrWorkspaceUsed):

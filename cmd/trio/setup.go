@@ -32,17 +32,32 @@ const (
 )
 
 // loadConfig reads --config, else ./trio.yaml when it exists, else an
-// empty configuration.
+// empty configuration, with the user-level file merged under it
+// (userconfig.go), and loads its env_file.
 func loadConfig(path string) (*config.File, error) {
+	f := &config.File{}
 	if path == "" {
-		if _, err := os.Stat("trio.yaml"); err != nil {
-			return &config.File{}, nil
+		if _, err := os.Stat("trio.yaml"); err == nil {
+			path = "trio.yaml"
 		}
-		path = "trio.yaml"
 	}
-	f, err := config.Load(path)
+	if path != "" {
+		var err error
+		if f, err = config.Load(path); err != nil {
+			return nil, configError(err)
+		}
+	}
+	f, err := withUserConfig(f)
 	if err != nil {
 		return nil, configError(err)
+	}
+	if env := f.EnvFile; env != "" {
+		if !filepath.IsAbs(env) && f.Path != "" {
+			env = filepath.Join(filepath.Dir(f.Path), env)
+		}
+		if err := loadEnvFile(env); err != nil {
+			return nil, configError(fmt.Errorf("env_file: %w", err))
+		}
 	}
 	return f, nil
 }
@@ -365,13 +380,15 @@ func resolveRun(arg, runs string) (string, error) {
 
 // extensionOptions turns the configuration's hooks and MCP servers into
 // options: the hooks, and each server's tools for the roles it names.
-// It connects to the URL and host servers now, so that one that does not
-// start is a configuration error (exit 3) before the run begins; a stdio
-// server with host: true runs on the host: the user is warned, and asked
-// first when a person can answer (cf not nil). A stdio server without
-// host: true is handed to the agent, which starts it in the run's sandbox
-// once the policy's command rules allow its command line (see
-// agent.WithMCPServers). The returned function closes the servers
+// It starts the host servers now, so that one that does not start is a
+// configuration error (exit 3) before the run begins; a stdio server with
+// host: true runs on the host: the user is warned, and asked first when a
+// person can answer (cf not nil). A stdio server without host: true is
+// handed to the agent, which starts it in the run's sandbox once the
+// policy's command rules allow its command line, and so is a URL server,
+// which the run connects to from the host once the policy's tools rules
+// allow mcp__<server> (see agent.WithMCPServers, tools.Gate.ConnectMCP).
+// The returned function closes the servers
 // connected here. warn prints a warning.
 func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, warn func(string)) ([]agent.Option, func(), error) {
 	var opts []agent.Option
@@ -394,7 +411,10 @@ func extensionOptions(ctx context.Context, f *config.File, cf policy.Confirmer, 
 		}
 	}
 	for _, d := range servers {
-		if d.inSandbox() {
+		if d.inSandbox() || len(d.srv.Command) == 0 {
+			// In the run's sandbox, or (a URL) from the host once the
+			// policy's tools rules allow mcp__<server>: the run connects
+			// both and writes the decision to its audit log.
 			opts = append(opts, agent.WithMCPServers(d.roles, d.srv))
 			continue
 		}

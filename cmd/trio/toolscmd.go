@@ -235,6 +235,7 @@ func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role,
 		return v, err
 	}
 	var box *listingSandbox
+	var pol *policy.Policy
 	defer func() {
 		if box != nil {
 			box.close()
@@ -259,6 +260,23 @@ func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role,
 			}
 			if err != nil {
 				return v, configError(fmt.Errorf("%s: %s: %w", f.Path, d.key, err))
+			}
+		} else if len(d.srv.Command) == 0 {
+			// A URL server, from the host, as the run's gate judges it.
+			if pol == nil {
+				if pol, _, err = loadPolicy("", f, false); err != nil {
+					return v, err
+				}
+			}
+			if pol.CheckTool(tools.MCPPrefix+d.name).Verdict == policy.Ask {
+				warn(fmt.Sprintf("MCP server %s: not connected, so its tools are not listed: the policy asks a person before connecting to it; trio run asks, trio tools does not", d.name))
+				continue
+			}
+			if c, err = tools.NewGate(pol).ConnectMCP(ctx, d.srv); err != nil {
+				return v, configError(fmt.Errorf("%s: %s: %w", f.Path, d.key, err))
+			}
+			for _, skip := range c.Skipped {
+				warn(fmt.Sprintf("MCP server %s: tool left out: %s", d.name, skip))
 			}
 		} else if c, err = d.connectHere(ctx, f, nil, warn); err != nil {
 			return v, err
