@@ -198,26 +198,31 @@ func (p *process) start(ctx context.Context, argv []string, wd string, env []str
 	p.began = time.Now()
 	go p.wait(waited)
 
-	confined := make(chan bool, 1)
+	// The helper writes "r" once the process is confined, and the exec
+	// of its program closes the pipe; a failure leaves it empty (the
+	// reason is on stderr) or follows the "r".
+	confined := make(chan string, 1)
 	go func() {
-		var b [1]byte
-		n, _ := readyR.Read(b[:])
+		b, _ := io.ReadAll(readyR)
 		readyR.Close()
-		confined <- n == 1
+		confined <- string(b)
 	}()
 	select {
-	case ok := <-confined:
-		if ok {
+	case got := <-confined:
+		if got == "r" {
 			return nil
 		}
 		<-p.done
 		p.stop()
 		closeAll(inW, outR)
-		msg := strings.TrimSpace(p.stderr.String())
+		msg := strings.TrimPrefix(got, "r")
+		if msg == "" {
+			msg = strings.TrimPrefix(strings.TrimSpace(p.stderr.String()), confine.Marker)
+		}
 		if msg == "" {
 			msg = fmt.Sprintf("its helper exited %d", p.res.ExitCode)
 		}
-		return fmt.Errorf("not started: %s", strings.TrimPrefix(msg, confine.Marker))
+		return fmt.Errorf("not started: %s", msg)
 	case <-ctx.Done():
 		p.kill()
 		<-p.done

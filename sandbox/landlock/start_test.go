@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +83,32 @@ func BenchmarkStart(b *testing.B) {
 	}
 	b.ReportMetric(float64(median(first).Microseconds())/1000, "start-echo-ms")
 	b.ReportMetric(float64(median(stop).Microseconds())/1000, "stop-ms")
+}
+
+// A program Landlock does not let the process run (beside the workspace,
+// outside every granted folder), or one that does not exist, fails the
+// Start with the reason, instead of a process that exits at once.
+func TestStartProgramNotRunnable(t *testing.T) {
+	requireLandlock(t)
+	dir := sandboxtest.Workspace(t)
+	outside := filepath.Join(filepath.Dir(dir), "server")
+	copyFile(t, "/bin/true", outside, 0o755)
+	sb := open(t, dir, nil, sandbox.Limits{Timeout: time.Minute})
+	for _, tt := range []struct{ prog, want string }{
+		{outside, "permission denied"},
+		{"no-such-server", "not found"},
+	} {
+		p, err := sb.(sandbox.Starter).Start(context.Background(), sandbox.Command{Argv: []string{tt.prog}})
+		if err == nil {
+			p.Stop()
+			t.Errorf("Start %s succeeded", tt.prog)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.prog) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Start %s: %v, want an error naming it with %q", tt.prog, err, tt.want)
+		}
+	}
+	if os.Getenv(childEnv) == "" {
+		asNobody(t, "TestStartProgramNotRunnable")
+	}
 }

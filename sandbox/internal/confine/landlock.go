@@ -57,10 +57,12 @@ type LandlockSpec struct {
 	NoNetwork bool     `json:"nonet,omitempty"`
 	Rlimits   []Rlimit `json:"rl,omitempty"`
 	// Ready, when positive, is a descriptor of the supervisor that the
-	// second stage writes one byte to once the command is confined and
-	// its program found, just before the exec: a caller that waits for
-	// it (a started process) knows the walls are up. The supervisor
-	// hands it to the second stage as descriptor 3 and closes its own.
+	// second stage writes "r" to once the command is confined and its
+	// program found, just before the exec, which closes it; when the
+	// exec fails, the reason follows. A caller that reads it to its end
+	// (a started process) knows the walls are up and the program runs.
+	// The supervisor hands it to the second stage as descriptor 3 and
+	// closes its own.
 	Ready int `json:"ready,omitempty"`
 }
 
@@ -365,9 +367,10 @@ func runLandlockExec(specJSON string, argv []string) int {
 		return fail(ExitCode, Marker+"capabilities: %v", err)
 	}
 	if spec.Ready > 0 {
-		_, err := unix.Write(spec.Ready, []byte{'r'})
-		unix.Close(spec.Ready)
-		if err != nil {
+		// Closed by the exec (close-on-exec, above): the caller reads
+		// "r" and then end of file once the program runs, or what
+		// follows the "r" when it could not be run.
+		if _, err := unix.Write(spec.Ready, []byte{'r'}); err != nil {
 			return fail(ExitCode, Marker+"ready: %v", err)
 		}
 	}
@@ -375,6 +378,9 @@ func runLandlockExec(specJSON string, argv []string) int {
 	code := 126
 	if errors.Is(err, fs.ErrNotExist) {
 		code = 127
+	}
+	if spec.Ready > 0 {
+		_, _ = unix.Write(spec.Ready, []byte(fmt.Sprintf("cannot run %s: %v", argv[0], err)))
 	}
 	return fail(code, "trio: cannot run %s: %v", argv[0], err)
 }
