@@ -142,7 +142,10 @@ func unpackSeed(seed, commit string, git bool) (string, error) {
 	var tarball io.Reader
 	h := sha256.New()
 	if git {
-		cmd := exec.Command("git", "-C", seed, "archive", "--format=tar", commit)
+		// Nothing of the repository's own configuration runs a program
+		// here: no fsmonitor, no hooks, no system or global config.
+		cmd := exec.Command("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", seed, "archive", "--format=tar", commit)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
