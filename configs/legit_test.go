@@ -17,7 +17,7 @@ import (
 // says what would allow the command.
 const (
 	legitFloorEnforced = 0.98
-	legitFloorLocal    = 0.94
+	legitFloorLocal    = 0.93
 )
 
 func TestLegitCommands(t *testing.T) {
