@@ -89,6 +89,8 @@ func execute(ctx context.Context, args []string, io stdio) int {
 type globals struct {
 	config  string
 	runsDir string
+	// envFile is --env-file: a .env to load into Trio's own process.
+	envFile string
 }
 
 func newRoot(io stdio) *cobra.Command {
@@ -113,6 +115,17 @@ Start with the offline demo (no API key needed):
 	}
 	root.PersistentFlags().StringVar(&g.config, "config", "", "trio.yaml configuration file (default ./trio.yaml when it exists)")
 	root.PersistentFlags().StringVar(&g.runsDir, "runs-dir", "", "folder of run folders (default runs_dir of trio.yaml, else ./runs)")
+	root.PersistentFlags().StringVar(&g.envFile, "env-file", "", "load KEY=VALUE lines of a .env file (default ./.env) into Trio's own environment, never a sandbox's; a variable already set wins")
+	root.PersistentFlags().Lookup("env-file").NoOptDefVal = ".env"
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.envFile == "" {
+			return nil
+		}
+		if err := loadEnvFile(g.envFile); err != nil {
+			return configError(fmt.Errorf("--env-file: %w", err))
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return configError(fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath()))
 	})

@@ -41,6 +41,12 @@ const (
 type File struct {
 	// Path is the file's path as given to Load (empty for Parse).
 	Path string `yaml:"-"`
+	// UserPath is the user-level file merged under this one, if any.
+	UserPath string `yaml:"-"`
+	// EnvFile is a .env file whose variables Trio sets in its own process
+	// (never in a sandbox) when they are unset; a relative path is
+	// relative to this file. Empty: no .env is read.
+	EnvFile string `yaml:"env_file"`
 
 	Endpoint Endpoint `yaml:"endpoint"`
 	// Endpoints gives a role its own endpoint (keys: planner, worker,
