@@ -439,6 +439,7 @@ func judgeRepo(ctx context.Context, t Task, ws, dir, runID string, sc agent.Sand
 		ExitCode: f2p.exitCode, TimedOut: f2p.timedOut || p2p.timedOut,
 		Passed: len(f2p.passed) + len(p2p.passed), Failed: len(f2p.notPassed) + len(p2p.notPassed),
 		Forged: len(forged) > 0, Sandbox: info.Kind, Isolated: info.Isolated, Duration: o.duration,
+		Enforced: info.Enforced, NotEnforced: info.NotEnforced,
 	}
 	if h.ExitCode == 0 {
 		h.ExitCode = p2p.exitCode
