@@ -592,13 +592,17 @@ func (h *Hooks) run(ctx context.Context, hk hook, in hookInput) HookRecord {
 
 // environ is the hooks' environment: the sandbox's allow-listed base and
 // the run's facts. The host's HOME is kept (a hook is the user's own
-// program and may read its own configuration), secrets are not.
+// program and may read its own configuration), secrets are not. Hooks run
+// on the host in the workspace, which the Worker writes: PYTHONSAFEPATH
+// keeps Python from importing the working folder's or the script's
+// folder's modules (python3 -m black would otherwise load a black.py the
+// Worker wrote) unless the configuration's env sets it otherwise.
 func (h *Hooks) environ(event string) []string {
 	home, _ := os.UserHomeDir()
 	base := sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir())
 	return sandbox.MergeEnv(base, append([]string{
 		"TRIO_RUN_ID=" + h.runID, "TRIO_WORKSPACE=" + h.workspace, "TRIO_HOOK_EVENT=" + event,
-		"CLAUDE_PROJECT_DIR=" + h.workspace,
+		"CLAUDE_PROJECT_DIR=" + h.workspace, "PYTHONSAFEPATH=1",
 	}, h.env...))
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -438,5 +439,33 @@ func TestHookScriptsResolveOutsideTheWorkspace(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("late.sh, written after the session started, ran")
+	}
+}
+
+// A hook runs on the host in the workspace, which the Worker writes: a
+// hook `python3 -m json.tool` must not import a json package the Worker
+// planted there (Python puts the working folder first on sys.path unless
+// PYTHONSAFEPATH is set).
+func TestHookDoesNotImportWorkspaceModules(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	marker := filepath.Join(out, "planted-ran")
+	hooks, err := tools.NewHooks(tools.HookConfig{Dir: dir, Commands: []tools.HookCommand{
+		{Event: tools.HookPreToolUse, Command: "python3 -m json.tool >/dev/null"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := newWorkspace(t, map[string]string{
+		"a.txt":            "hello",
+		"json/__init__.py": "open(" + strconv.Quote(marker) + ", 'w').write('ran')\n",
+		"json/tool.py":     "open(" + strconv.Quote(marker) + ", 'w').write('ran')\n",
+	})
+	g := tools.NewGate(parsePolicy(t, gatePolicy), tools.WithHooks(hooks.ForRun("run-8", ws.Dir, nil)))
+	res, err := g.Call(tools.WithCallerRole(context.Background(), "worker"), gateView(t, ws), call("read_file", `{"path":"a.txt"}`))
+	if err != nil || !res.OK {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the hook imported the workspace's json package on the host")
 	}
 }
