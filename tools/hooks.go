@@ -596,7 +596,7 @@ func (h *Hooks) run(ctx context.Context, hk hook, in hookInput) HookRecord {
 // on the host in the workspace, which the Worker writes: PYTHONSAFEPATH
 // keeps Python from importing the working folder's or the script's
 // folder's modules (python3 -m black would otherwise load a black.py the
-// Worker wrote) unless the configuration's env sets it otherwise.
+// Worker wrote); HookConfig.Env, or the hook's own command, can unset it.
 func (h *Hooks) environ(event string) []string {
 	home, _ := os.UserHomeDir()
 	base := sandbox.BaseEnv(os.Getenv("PATH"), home, os.TempDir())
