@@ -61,7 +61,7 @@ func TestAnthropicReplyAndCachedUsage(t *testing.T) {
 		want := llm.Response{
 			Message:      llm.Message{Role: llm.RoleAssistant, Content: "héllo, wörld — split across deltas"},
 			Usage:        llm.Usage{PromptTokens: 3000, CachedPromptTokens: 2048, CacheWriteTokens: 512, CompletionTokens: 9},
-			FinishReason: "stop", Model: "claude-test",
+			FinishReason: "stop", Model: "claude-test", ID: "msg_llmtest_1",
 		}
 		if fmt.Sprint(resp) != fmt.Sprint(want) {
 			t.Errorf("got %+v\nwant %+v", resp, want)

@@ -72,6 +72,7 @@ func TestOpenAIPlainReply(t *testing.T) {
 				Usage:        llm.Usage{PromptTokens: 12, CompletionTokens: 7},
 				FinishReason: "stop",
 				Model:        "test-model",
+				ID:           "chatcmpl-llmtest-1", // the endpoint's reply id
 			}
 			if fmt.Sprint(resp) != fmt.Sprint(want) {
 				t.Errorf("got %+v\nwant %+v", resp, want)
