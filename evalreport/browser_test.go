@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
@@ -19,32 +17,14 @@ import (
 
 	"github.com/trioagent/trio/eval"
 	"github.com/trioagent/trio/evalreport"
+	"github.com/trioagent/trio/internal/browsertest"
 )
 
 // browser is a headless Chromium context for one test, with every console
-// error and uncaught exception collected. Without Chromium the test skips,
-// except in CI (CI=true), where it fails: CI installs Debian's chromium.
+// error and uncaught exception collected (see browsertest).
 func browser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
-	var bin string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium) for the eval report's browser test")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium); with CI=true this test fails instead")
-	}
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.DisableGPU, chromedp.WindowSize(1400, 1600), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	ctx := browsertest.New(t, "the eval report's browser test", 1600)
 	var mu sync.Mutex
 	var problems []string
 	err := chromedp.Listen(ctx, func(ev any) {

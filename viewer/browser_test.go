@@ -5,9 +5,7 @@ import (
 	"context"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,34 +13,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/trioagent/trio/internal/browsertest"
 	"github.com/trioagent/trio/viewer"
 )
 
-// browser is a headless Chromium context for one test. Without Chromium
-// the test skips, except in CI (CI=true), where it fails: CI installs
-// Debian's chromium so that this test runs.
+// browser is a headless Chromium context for one test (see browsertest).
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	var bin string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium) for the viewer's browser test")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium); with CI=true this test fails instead")
-	}
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.DisableGPU, chromedp.WindowSize(1400, 2000), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
-	return ctx
+	return browsertest.New(t, "the viewer's browser test", 2000)
 }
 
 // screenshotPath is where the browser test leaves its screenshot:
