@@ -78,3 +78,16 @@ func TestCountToolsRemembersList(t *testing.T) {
 		t.Errorf("a shorter list: %d, want a fresh count below %d", got, want)
 	}
 }
+
+// The hand-built definitions of these tests count as they did when they
+// were openai-go values (pinned before the move to llm.ToolDef).
+func TestCountToolsPinnedHandBuilt(t *testing.T) {
+	t.Parallel()
+	c, err := NewCounter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.CountTools(memoTools("Read a file.")), 68; got != want {
+		t.Errorf("memo tools: %d tokens, want %d", got, want)
+	}
+}
