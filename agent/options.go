@@ -127,6 +127,8 @@ type config struct {
 	review    ReviewConfig
 	lint      LintConfig
 	replan    bool
+	// checkpointHooks run after every checkpoint (WithCheckpointHook).
+	checkpointHooks []func(runDir string) error
 }
 
 // WithReplan allows one re-plan per run (default: none): when the same

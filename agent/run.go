@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/openai/openai-go/v3"
 
 	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/llm"
@@ -54,7 +53,7 @@ type run struct {
 	criticGate *tools.Gate
 	workerGate *tools.Gate
 	workerView tools.View
-	workerDefs []openai.ChatCompletionToolUnionParam // workerView's, built once
+	workerDefs []llm.ToolDef // workerView's, built once
 	critic     *critic.Critic
 	// win is the Worker's token-budgeted history; it exists once the plan
 	// does, and every Worker message goes through it (appendHistory).
@@ -415,6 +414,9 @@ func (r *run) checkpointCursor(withCursor bool) error {
 	}
 	if err := saveCheckpoint(r.dir, b, st.HistoryLen != histLen); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	if err := r.afterCheckpoint(); err != nil {
+		return fmt.Errorf("agent: checkpoint hook: %w", err)
 	}
 	return nil
 }
