@@ -16,6 +16,7 @@ import (
 // reasoning model, the Worker's gpt-5-mini.
 var reasoningModels = map[string]string{
 	"o3": "planner", "gpt-5-mini": "worker", "o4-mini": "critic", "gpt-5-nano": "summarizer", "gpt-5.1": "test_designer",
+	"gpt-5.1-2025-11-13": "test_designer",
 }
 
 // reasoningConfig writes a trio.yaml whose endpoint is a fake OpenAI
@@ -154,5 +155,53 @@ func TestAnthropicThinkingRunCompletes(t *testing.T) {
 	}
 	if worker < 2 {
 		t.Errorf("%d worker requests, want a tool turn at least", worker)
+	}
+}
+
+// A resumed run keeps the models it was started with: run's --model
+// values are recorded in the checkpoint and applied again over trio.yaml,
+// and resume's own --model goes over them (and is kept for a later
+// resume). Before, a resume fell back to trio.yaml's models: the test
+// designer below would have asked gpt-5.1.
+func TestResumeKeepsRunModels(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, env := reasoningConfig(t, dir, "")
+	// The Planner's model is one the server does not serve: the run stops
+	// with a model error, which is resumable.
+	r := trio(t, dir, env, "run", "--config", "trio.yaml", "--goal", "Write the files.", "--sandbox", "local",
+		"--runs-dir", "runs", "--workspace", "ws", "--model", "planner=o3-typo", "--model", "test_designer=gpt-5.1-2025-11-13")
+	if r.code == exitOK {
+		t.Fatalf("run with an unknown Planner model: exit 0, want a model error:\n%s", r.stderr)
+	}
+	first := len(srv.Requests())
+	ids, err := os.ReadDir(filepath.Join(dir, "runs"))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("runs: %v %v", ids, err)
+	}
+	run := filepath.Join("runs", ids[0].Name())
+
+	bad := trio(t, dir, env, "resume", "--model", "gpt-5-mini", "--reasoning", "worker=extreme", run)
+	if bad.code != exitConfig || !strings.Contains(bad.stderr, "--reasoning worker=extreme") {
+		t.Errorf("resume with a bad --reasoning: exit %d, want 3 naming it:\n%s", bad.code, bad.stderr)
+	}
+	if n := len(srv.Requests()); n != first {
+		t.Errorf("a refused resume sent %d requests", n-first)
+	}
+
+	r = trio(t, dir, env, "resume", "--model", "planner=o3", run)
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	asked := map[string]bool{}
+	for _, q := range srv.Requests()[first:] {
+		asked[q.Model] = true
+	}
+	if !asked["o3"] || !asked["gpt-5.1-2025-11-13"] || !asked["gpt-5-mini"] || asked["gpt-5.1"] || asked["o3-typo"] {
+		t.Errorf("models asked after resume: %v, want the Planner on o3 (resume's --model), the test designer on gpt-5.1-2025-11-13 (run's) and the Worker on gpt-5-mini (trio.yaml's), never gpt-5.1", asked)
+	}
+	in := trio(t, dir, env, "inspect", run)
+	if !strings.Contains(in.stdout, `"test_designer=gpt-5.1-2025-11-13","planner=o3"]`) {
+		t.Errorf("inspect does not show the models kept for a later resume:\n%s", in.stdout)
 	}
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -34,6 +36,10 @@ type runRecord struct {
 	Policy     string
 	Unattended bool
 	Sandbox    string
+	// Models and Reasoning are the --model and --reasoning values the run
+	// was started (and resumed) with, in order, applied again over
+	// trio.yaml on resume so that a resumed run keeps its models.
+	Models, Reasoning []string
 }
 
 // metadata is the record as agent.WithMetadata takes it.
@@ -47,18 +53,40 @@ func (r runRecord) metadata() map[string]string {
 	if r.Unattended {
 		md["trio.unattended"] = "true"
 	}
+	maps.Copy(md, r.modelMetadata())
+	return md
+}
+
+// modelMetadata is the part of the record --model and --reasoning make,
+// each list as one JSON array.
+func (r runRecord) modelMetadata() map[string]string {
+	md := map[string]string{}
+	for k, v := range map[string][]string{"trio.models": r.Models, "trio.reasoning": r.Reasoning} {
+		if len(v) > 0 {
+			b, _ := json.Marshal(v)
+			md[k] = string(b)
+		}
+	}
 	return md
 }
 
 // recordOf reads a run's metadata back; a run started by another program
 // is taken for an endpoint run.
-func recordOf(md map[string]string) runRecord {
+func recordOf(md map[string]string) (runRecord, error) {
 	r := runRecord{Model: md["trio.model"], Script: md["trio.script"], Config: md["trio.config"],
 		Policy: md["trio.policy"], Unattended: md["trio.unattended"] == "true", Sandbox: md["trio.sandbox"]}
 	if r.Model == "" {
 		r.Model = "endpoint"
 	}
-	return r
+	var err error
+	for k, v := range map[string]*[]string{"trio.models": &r.Models, "trio.reasoning": &r.Reasoning} {
+		if md[k] != "" {
+			if jerr := json.Unmarshal([]byte(md[k]), v); jerr != nil {
+				err = errors.Join(err, fmt.Errorf("the run's metadata %s: %w", k, jerr))
+			}
+		}
+	}
+	return r, err
 }
 
 // runFlags are the flags of run, demo and resume.
@@ -81,6 +109,12 @@ type runFlags struct {
 	reasoning []string
 	// models is --model: NAME or ROLE=NAME, each.
 	models []string
+}
+
+// modelFlags are --model and --reasoning, of run and resume.
+func (f *runFlags) modelFlags(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.models, "model", nil, "the model: NAME for every role or ROLE=NAME for one, repeatable (default: models of trio.yaml, else $TRIO_MODEL; on resume, the run's own)")
+	cmd.Flags().StringArrayVar(&f.reasoning, "reasoning", nil, "reasoning_effort sent to an OpenAI reasoning model, a thinking budget on Anthropic: LEVEL for every role or ROLE=LEVEL for one, repeatable (none, minimal, low, medium, high, xhigh; default: reasoning of trio.yaml; on resume, the run's own)")
 }
 
 func (f *runFlags) output(cmd *cobra.Command) {
@@ -152,7 +186,7 @@ test the Critic suspects is wrong stops the run and is reported to you.
 			if err != nil {
 				return err
 			}
-			rec := runRecord{Model: "endpoint", Sandbox: f.sandbox, Unattended: f.unattended}
+			rec := runRecord{Model: "endpoint", Sandbox: f.sandbox, Unattended: f.unattended, Models: f.models, Reasoning: f.reasoning}
 			if g.config != "" {
 				rec.Config = abs(g.config)
 			}
@@ -169,14 +203,13 @@ test the Critic suspects is wrong stops the run and is reported to you.
 	}
 	cmd.Flags().StringVar(&f.goal, "goal", "", "the goal, as text")
 	cmd.Flags().StringVar(&f.goalFile, "goal-file", "", "a file holding the goal (Markdown); - reads it from standard input")
-	cmd.Flags().StringArrayVar(&f.models, "model", nil, "the model: NAME for every role or ROLE=NAME for one, repeatable (default: models of trio.yaml, else $TRIO_MODEL)")
+	f.modelFlags(cmd)
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "folder the project is built in, created if missing (default: the policy's workspace, else runs/<run-id>/workspace)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: policy of trio.yaml, else the built-in strict policy)")
 	cmd.Flags().BoolVar(&f.unattended, "unattended", false, "never ask: every action the policy marks ask is denied")
 	cmd.Flags().StringVar(&f.tests, "tests", "", "a folder of your own acceptance tests: the Critic's suite, kept out of the Worker's reach and never rewritten")
 	cmd.Flags().BoolVar(&f.withDesigned, "tests-with-designed", false, "with --tests: add the Critic's designed tests to yours (default: yours alone)")
 	cmd.Flags().BoolVar(&f.reuse, "reuse-workspace", false, "build on the files an earlier run left in the workspace (without it such a workspace is refused, exit 3)")
-	cmd.Flags().StringArrayVar(&f.reasoning, "reasoning", nil, "reasoning_effort sent to an OpenAI reasoning model: LEVEL for every role or ROLE=LEVEL for one, repeatable (none, minimal, low, medium, high, xhigh; default: reasoning of trio.yaml)")
 	f.sandboxFlag(cmd)
 	f.output(cmd)
 	return cmd
@@ -266,7 +299,9 @@ marks a Critic call run again "rerun" and one answered from the record
 calls pending stops with exit 3 rather than run them again silently.
 
 The model, policy and sandbox are those the run started with (recorded in
-the checkpoint's metadata); --sandbox overrides the sandbox.
+the checkpoint's metadata, --model and --reasoning included); --sandbox
+overrides the sandbox, and --model and --reasoning override the models over
+the recorded ones (kept for a later resume).
 
 A session holds an exclusive lock on the run folder and on the workspace
 themselves (deleting run.lock or .<name>.trio-lock next to the workspace,
@@ -304,11 +339,26 @@ checkpoint counted, resumes from it, noted in the trace.
 			if err != nil {
 				return err
 			}
-			rec := recordOf(st.Metadata)
+			rec, err := recordOf(st.Metadata)
+			if err != nil {
+				return configError(fmt.Errorf("run %s: %w", filepath.Base(dir), err))
+			}
 			if g.config == "" && rec.Config != "" {
 				if cfg, err = loadConfig(rec.Config); err != nil {
 					return err
 				}
+			}
+			// The models the run was started with, then this resume's.
+			if (len(f.models) > 0 || len(f.reasoning) > 0) && rec.Model != "endpoint" {
+				return configError(fmt.Errorf("--model and --reasoning: run %s plays the %s model's script, which names no model", filepath.Base(dir), rec.Model))
+			}
+			rec.Models = append(rec.Models, f.models...)
+			rec.Reasoning = append(rec.Reasoning, f.reasoning...)
+			if err := applyReasoning(cfg, rec.Reasoning); err != nil {
+				return err
+			}
+			if err := applyModels(cfg, rec.Models); err != nil {
+				return err
 			}
 			// The policy the run started with ("" is the built-in one).
 			f.policy, f.unattended, cfg = rec.Policy, rec.Unattended, withoutPolicy(cfg)
@@ -323,6 +373,7 @@ checkpoint counted, resumes from it, noted in the trace.
 			return runGoal(cmd.Context(), io, f, cfg, filepath.Dir(dir), "", model, rec, dir)
 		},
 	}
+	f.modelFlags(cmd)
 	f.sandboxFlag(cmd)
 	f.output(cmd)
 	return cmd
@@ -482,6 +533,10 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 
 	var rep *agent.Report
 	if resumeDir != "" {
+		// A --model given to this resume is kept for the next one.
+		if md := rec.modelMetadata(); len(md) > 0 {
+			opts = append(opts, agent.WithMetadata(md))
+		}
 		rep, err = agent.Resume(ctx, resumeDir, model, nil, opts...)
 		if errors.Is(err, agent.ErrRunFinished) && rep != nil {
 			fmt.Fprintf(io.err, "trio: run %s already finished (%s); nothing to resume\n", filepath.Base(resumeDir), rep.Reason)
