@@ -152,6 +152,28 @@ func PinsFile(ws string) (string, error) {
 	return filepath.Join(base, "trio", "pins", hex.EncodeToString(sum[:16])+".json"), nil
 }
 
+// PinnedWorkspace returns the nearest folder holding path (its own folder
+// or one above) that an earlier session pinned control files for: the
+// workspace a file such as trio.yaml belongs to, whatever folder the next
+// session builds in. ok is false when no such folder has pins.
+func PinnedWorkspace(path string) (ws string, ok bool) {
+	dir, err := filepath.Abs(path)
+	if err != nil {
+		return "", false
+	}
+	for {
+		dir = filepath.Dir(dir)
+		if pins, err := PinsFile(dir); err == nil {
+			if _, err := os.Stat(pins); err == nil {
+				return dir, true
+			}
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return "", false
+		}
+	}
+}
+
 // PinControlFiles pins, by SHA-256, the files among files that lie in the
 // workspace ws (a file that does not exist is pinned as absent), in the
 // pins file of ws (see PinsFile). Call it when a session starts, before

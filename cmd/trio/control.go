@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -47,24 +49,37 @@ func controlFiles(cfg *config.File, polPath, ws string) []string {
 	return files
 }
 
-// pinControl pins the control files that lie in the workspace ws ("" for
-// a new folder, which holds none) before anything they name is loaded or
-// started; a file changed since the last session there stops the command
-// (exit 3) unless the person passed --trust-config.
+// pinControl pins each control file against the workspace that holds it:
+// ws, the session's own ("" for a new folder, which holds none), else the
+// nearest folder holding it that an earlier session pinned (a trio.yaml
+// in last night's workspace may be the Worker's, whichever folder this
+// session builds in, and whatever command loads it). It runs before
+// anything the files name is loaded or started; a file changed since the
+// last session there stops the command (exit 3) unless the person passed
+// --trust-config.
 func pinControl(ws string, files []string, trust bool, prog *progress) error {
-	if ws == "" {
-		return nil
+	byWS := map[string][]string{}
+	for _, f := range files {
+		owner := ws
+		if _, in := tools.RelInside(ws, f); ws == "" || !in {
+			owner, _ = agent.PinnedWorkspace(f)
+		}
+		if owner != "" {
+			byWS[owner] = append(byWS[owner], f)
+		}
 	}
-	pinned, err := agent.PinControlFiles(ws, files, trust)
-	var ce *agent.ControlChangedError
-	switch {
-	case errors.As(err, &ce):
-		return configError(fmt.Errorf("%w\n  Check the file; if the change is yours, run again with --trust-config", err))
-	case err != nil:
-		return configError(err)
-	}
-	if trust && len(pinned) > 0 {
-		prog.printf("trio: --trust-config: pinned the control files in the workspace as they are now\n")
+	for _, owner := range slices.Sorted(maps.Keys(byWS)) {
+		pinned, err := agent.PinControlFiles(owner, byWS[owner], trust)
+		var ce *agent.ControlChangedError
+		switch {
+		case errors.As(err, &ce):
+			return configError(fmt.Errorf("%w\n  Check the file; if the change is yours, run again with --trust-config", err))
+		case err != nil:
+			return configError(err)
+		}
+		if trust && len(pinned) > 0 {
+			prog.printf("trio: --trust-config: pinned the control files in the workspace %s as they are now\n", owner)
+		}
 	}
 	return nil
 }

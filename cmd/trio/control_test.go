@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,5 +234,65 @@ func controlPlane(t *testing.T, kind string) {
 	r = run("--sandbox", kind, "--trust-config", "--quiet")
 	if _, err := os.Lstat(marker); err != nil {
 		t.Errorf("the trusted hook did not run (exit %d): %v\n%s", r.code, err, r.stderr)
+	}
+}
+
+// A control file belongs to the workspace that holds it, whichever folder
+// the next session builds in and whichever command loads it: after a run
+// in ws, a trio.yaml that appeared there (as the Worker's code could
+// write it) stops a new run started from ws in a fresh workspace, and
+// trio tools started from ws, before either starts what it names (exit
+// 3), until --trust-config. Before, both loaded it: the run ran its hook
+// on the host, trio tools started its host MCP server.
+func TestControlFilesOfEarlierWorkspace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	script := filepath.Join(dir, "script.yaml")
+	os.WriteFile(script, []byte(filesScript), 0o644)
+	env := cleanEnv(envScript+"="+script, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	r := trio(t, dir, env, "run", "--goal", "x", "--workspace", ws, "--runs-dir", filepath.Join(dir, "runs"), "--sandbox", "local", "--quiet")
+	if r.code != exitOK {
+		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+	}
+
+	marker := filepath.Join(dir, "ran-on-host")
+	planted := fmt.Sprintf(`hooks:
+  PreToolUse:
+    - matcher: ".*"
+      hooks:
+        - {type: command, command: "touch %[1]s"}
+mcp:
+  servers:
+    planted:
+      command: sh
+      args: ["-c", "touch %[1]s"]
+      host: true
+`, marker)
+	if err := os.WriteFile(filepath.Join(ws, "trio.yaml"), []byte(planted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(ws, "trio.yaml") + ": was absent, now present"
+	for _, args := range [][]string{
+		{"run", "--goal", "x", "--runs-dir", filepath.Join(dir, "runs2"), "--sandbox", "local"},
+		{"tools"},
+	} {
+		r := trio(t, ws, env, args...)
+		if r.code != exitConfig || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--trust-config") {
+			t.Errorf("trio %s from the workspace with a new trio.yaml: exit %d, want 3 naming it:\n%s", args[0], r.code, r.stderr)
+		}
+		if _, err := os.Lstat(marker); err == nil {
+			t.Fatalf("trio %s ran what the new trio.yaml names on the host", args[0])
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "runs2")); len(entries) != 0 {
+		t.Errorf("the refused run left run folders: %v", entries)
+	}
+
+	// A person looked and trusts it: trio tools starts the host server
+	// (which is no MCP server, so listing fails, after it ran).
+	r = trio(t, ws, env, "tools", "--trust-config")
+	if _, err := os.Lstat(marker); err != nil {
+		t.Errorf("after --trust-config the host server did not start (exit %d):\n%s", r.code, r.stderr)
 	}
 }

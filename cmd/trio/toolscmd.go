@@ -23,7 +23,7 @@ import (
 
 func newToolsCmd(g *globals, io stdio) *cobra.Command {
 	var role, kind string
-	var asJSON bool
+	var asJSON, trust bool
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List the tools of the registry with their JSON schemas",
@@ -40,8 +40,13 @@ unless asked for),
 on an empty temporary workspace, once the policy's command rules allow
 its command line. --json prints the OpenAI tool definitions.
 
-Exit codes: 0 listed, 3 unknown --role, or an MCP server that cannot
-start (the message names its key in trio.yaml).`,
+A trio.yaml (or policy, or host server's file) lying in the workspace of an
+earlier session is checked against that session's pins first, as trio run
+checks it: changed since (by the Worker's code, perhaps), nothing starts
+(exit 3) until --trust-config.
+
+Exit codes: 0 listed, 3 unknown --role, a changed control file, or an MCP
+server that cannot start (the message names its key in trio.yaml).`,
 		Example: `  trio tools
   trio tools --role critic
   trio tools --json | jq '.[].function.name'`,
@@ -51,7 +56,7 @@ start (the message names its key in trio.yaml).`,
 			if err != nil {
 				return err
 			}
-			if view, err = withMCPTools(cmd.Context(), g, io, view, role, kind); err != nil {
+			if view, err = withMCPTools(cmd.Context(), g, io, view, role, kind, trust); err != nil {
 				return err
 			}
 			if asJSON {
@@ -68,6 +73,7 @@ start (the message names its key in trio.yaml).`,
 	}
 	cmd.Flags().StringVar(&role, "role", "", "only the tools of this role: planner, worker or critic")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the OpenAI tool definitions as JSON")
+	cmd.Flags().BoolVar(&trust, "trust-config", false, "accept control files (trio.yaml, the policy, the files of host MCP servers) in a workspace of an earlier session that changed since it, and pin them as they are now")
 	cmd.Flags().StringVar(&kind, "sandbox", "", "where to start the stdio MCP servers declared without host: true, to list their tools: containerd, userns, landlock, local (no isolation) or auto (default: trio.yaml's sandbox.kind, else auto)")
 	return cmd
 }
@@ -221,9 +227,18 @@ func printTools(w io.Writer, v tools.View) {
 // policy's command rules allow its command line; one they send to a
 // person is not started here (a warning says so) and one they deny is a
 // configuration error, as in a run.
-func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role, kind string) (tools.View, error) {
+func withMCPTools(ctx context.Context, g *globals, io stdio, v tools.View, role, kind string, trust bool) (tools.View, error) {
 	f, err := loadConfig(g.config)
 	if err != nil || len(f.MCP.Servers) == 0 {
+		return v, err
+	}
+	// A trio.yaml in the workspace of an earlier session, changed since
+	// (by the Worker's code?), starts nothing until a person trusts it.
+	polPath := ""
+	if f.Policy != "" {
+		polPath = f.Resolve(f.Policy)
+	}
+	if err := pinControl("", controlFiles(f, polPath, ""), trust, newProgress(io.err, io.out, false, false)); err != nil {
 		return v, err
 	}
 	if role == "" {
