@@ -61,7 +61,7 @@ func TestRoleTools(t *testing.T) {
 	for _, req := range m.requests {
 		if req.Agent == agent.RoleWorker {
 			for _, d := range req.Tools {
-				offered = append(offered, d.GetFunction().Name)
+				offered = append(offered, d.Name)
 			}
 			break
 		}

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/trioagent/trio/critic"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/planner"
@@ -54,7 +52,7 @@ type run struct {
 	criticGate *tools.Gate
 	workerGate *tools.Gate
 	workerView tools.View
-	workerDefs []openai.ChatCompletionToolUnionParam // workerView's, built once
+	workerDefs []llm.ToolDef // workerView's, built once
 	critic     *critic.Critic
 	// win is the Worker's token-budgeted history; it exists once the plan
 	// does, and every Worker message goes through it (appendHistory).

@@ -336,7 +336,7 @@ func TestDefaultRoleTools(t *testing.T) {
 	run(t, m, nil, e.opts(agent.WithPolicy(policy.Default()))...)
 	var offered []string
 	for _, d := range m.requestsOf(agent.RoleWorker)[0].Tools {
-		offered = append(offered, d.GetFunction().Name)
+		offered = append(offered, d.Name)
 	}
 	if !slices.Equal(offered, builtins) {
 		t.Errorf("the Worker was offered %v, want %v", offered, builtins)

@@ -331,12 +331,12 @@ func (p *Anthropic) params(req Request, model string, useSchema bool) (anthropic
 		params.MaxTokens += int64(b)
 	}
 	for i, t := range req.Tools {
-		f := t.GetFunction()
-		if f == nil {
-			return params, fmt.Errorf("tools[%d]: only function tools are supported", i)
+		fp, err := toolParameters(t)
+		if err != nil {
+			return params, fmt.Errorf("tools[%d]: %w", i, err)
 		}
 		schema := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
-		for k, v := range f.Parameters {
+		for k, v := range fp {
 			switch k {
 			case "type":
 			case "properties":
@@ -347,9 +347,9 @@ func (p *Anthropic) params(req Request, model string, useSchema bool) (anthropic
 				schema.ExtraFields[k] = v
 			}
 		}
-		tp := anthropic.ToolParam{Name: f.Name, InputSchema: schema}
-		if f.Description.Valid() {
-			tp.Description = anthropic.String(f.Description.Value)
+		tp := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
+		if t.Description != "" {
+			tp.Description = anthropic.String(t.Description)
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/llm/llmtest"
@@ -288,15 +286,14 @@ func TestAnthropicOverScriptedServer(t *testing.T) {
 	})
 }
 
-func toolDefs() []openai.ChatCompletionToolUnionParam {
-	def := func(name string) openai.ChatCompletionToolUnionParam {
-		return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name: name, Description: openai.String("The " + name + " tool."),
-			Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}},
-				"required": []string{"path"}, "additionalProperties": false},
-		})
+func toolDefs() []llm.ToolDef {
+	def := func(name string) llm.ToolDef {
+		return llm.ToolDef{
+			Name: name, Description: "The " + name + " tool.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`),
+		}
 	}
-	return []openai.ChatCompletionToolUnionParam{def("read_file"), def("write_file")}
+	return []llm.ToolDef{def("read_file"), def("write_file")}
 }
 
 // Extended thinking: the budget is sent inside max_tokens (the reply keeps

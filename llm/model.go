@@ -3,8 +3,6 @@ package llm
 import (
 	"context"
 	"encoding/json"
-
-	"github.com/openai/openai-go/v3"
 )
 
 // Role is the author of a message in a chat history.
@@ -52,6 +50,22 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
+// ToolDef is a tool offered to a model: its name, what it is for, and the
+// JSON schema of its arguments. It is provider-neutral; each provider
+// converts it to its API's form (an OpenAI function tool, an Anthropic
+// tool with an input_schema) when it sends the request.
+type ToolDef struct {
+	// Name is what the model calls the tool by (^[a-zA-Z0-9_-]{1,64}$ for
+	// the APIs Trio speaks).
+	Name string `json:"name"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON schema of the arguments, an object schema;
+	// empty means the tool takes no arguments. Callers sharing a ToolDef
+	// must not change its bytes.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
 // OutputSchema asks for a structured reply that validates against Schema.
 type OutputSchema struct {
 	Name        string          `json:"name"`
@@ -66,9 +80,9 @@ type Request struct {
 	// per role and the scripted model replays the role's script.
 	Agent    string
 	Messages []Message
-	// Tools are the definitions offered to the model, in the form openai-go
-	// takes (tools.View.Definitions yields them).
-	Tools []openai.ChatCompletionToolUnionParam
+	// Tools are the definitions offered to the model
+	// (tools.View.Definitions yields them).
+	Tools []ToolDef
 	// Output, when set, asks for a JSON reply valid against the schema.
 	Output *OutputSchema
 	// MaxTokens caps the reply; zero means the provider's default.

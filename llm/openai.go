@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -402,10 +403,14 @@ func (p *OpenAI) params(req Request, model string, useSchema bool) (openai.ChatC
 	if err != nil {
 		return openai.ChatCompletionNewParams{}, err
 	}
+	tools, err := openAITools(req.Tools)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
 	params := openai.ChatCompletionNewParams{
 		Model:    shared.ChatModel(model),
 		Messages: conv,
-		Tools:    req.Tools,
+		Tools:    tools,
 	}
 	// OpenAI's reasoning models refuse any temperature but the default.
 	if p.cfg.Temperature != nil && !IsReasoningModel(model) {
@@ -494,6 +499,39 @@ func toParams(msgs []Message) ([]openai.ChatCompletionMessageParamUnion, error) 
 		}
 	}
 	return out, nil
+}
+
+// openAITools converts neutral tool definitions to openai-go's function
+// tools.
+func openAITools(defs []ToolDef) ([]openai.ChatCompletionToolUnionParam, error) {
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	out := make([]openai.ChatCompletionToolUnionParam, len(defs))
+	for i, d := range defs {
+		params, err := toolParameters(d)
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		fd := shared.FunctionDefinitionParam{Name: d.Name, Parameters: params}
+		if d.Description != "" {
+			fd.Description = openai.String(d.Description)
+		}
+		out[i] = openai.ChatCompletionFunctionTool(fd)
+	}
+	return out, nil
+}
+
+// toolParameters decodes a definition's schema; nil when it has none.
+func toolParameters(d ToolDef) (map[string]any, error) {
+	if len(d.Parameters) == 0 {
+		return nil, nil
+	}
+	var params map[string]any
+	if err := json.Unmarshal(d.Parameters, &params); err != nil {
+		return nil, fmt.Errorf("parameters of %s: %w", d.Name, err)
+	}
+	return params, nil
 }
 
 // redactURL drops user info, query and fragment from a URL for messages.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/llm/llmtest"
@@ -121,11 +120,11 @@ func TestOpenAIToolCallsAndConversion(t *testing.T) {
 					{Role: llm.RoleAssistant, Content: "ok"},
 					{Role: llm.RoleUser, Content: "go on"},
 				},
-				Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+				Tools: []llm.ToolDef{{
 					Name:        "write_file",
-					Description: openai.String("Write a file."),
-					Parameters:  shared.FunctionParameters{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
-				})},
+					Description: "Write a file.",
+					Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
+				}},
 				MaxTokens: 50,
 			}
 			resp, err := p.Complete(context.Background(), req)

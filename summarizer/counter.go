@@ -9,7 +9,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 
@@ -209,22 +208,17 @@ func (c *Counter) CountMessages(msgs []llm.Message) int {
 // calibration absorbs the difference. Counts are cached per definition,
 // and the last list counted is remembered by identity, so a list sent on
 // every turn is not encoded to JSON again.
-func (c *Counter) CountTools(defs []openai.ChatCompletionToolUnionParam) int {
+func (c *Counter) CountTools(defs []llm.ToolDef) int {
 	c.toolsMu.Lock()
 	defer c.toolsMu.Unlock()
 	return c.tools.count(c, defs)
 }
 
 // countTools counts each definition's JSON, cached by content.
-func (c *Counter) countTools(defs []openai.ChatCompletionToolUnionParam) int {
+func (c *Counter) countTools(defs []llm.ToolDef) int {
 	n := 0
 	for i := range defs {
-		b, err := json.Marshal(defs[i])
-		if err != nil {
-			// An unmarshalable definition cannot be sent either; count its
-			// Go representation so the estimate stays conservative.
-			b = fmt.Appendf(nil, "%+v", defs[i])
-		}
+		b := toolJSON(defs[i])
 		key := maphash.Bytes(c.seed, b) ^ 0x9e3779b97f4a7c15 // keep apart from message keys
 		c.mu.Lock()
 		v, ok := c.cache[key]
@@ -238,6 +232,35 @@ func (c *Counter) countTools(defs []openai.ChatCompletionToolUnionParam) int {
 		n += v
 	}
 	return n
+}
+
+// toolJSON is a definition as the OpenAI chat API takes it, in the layout
+// the counts were calibrated on: {"function":{...},"type":"function"} with
+// the schema's keys sorted and HTML escaped, as encoding/json writes a
+// map. A schema that is not JSON is counted as its text, conservatively.
+func toolJSON(d llm.ToolDef) []byte {
+	type function struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		Parameters  any    `json:"parameters,omitempty"`
+	}
+	f := function{Name: d.Name, Description: d.Description}
+	if len(d.Parameters) > 0 {
+		var params any
+		if err := json.Unmarshal(d.Parameters, &params); err != nil {
+			f.Parameters = string(d.Parameters)
+		} else {
+			f.Parameters = params
+		}
+	}
+	b, err := json.Marshal(struct {
+		Function function `json:"function"`
+		Type     string   `json:"type"`
+	}{f, "function"})
+	if err != nil {
+		return fmt.Appendf(nil, "%+v", d)
+	}
+	return b
 }
 
 // Observe records one request's estimate (as returned by CountMessages plus

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/summarizer"
 )
@@ -129,19 +126,16 @@ func constReply(content string) replyFunc {
 
 func failReply(int, llm.Request) (string, error) { return "", errors.New("HTTP 500 from the endpoint") }
 
-func testTools() []openai.ChatCompletionToolUnionParam {
-	def := func(name, desc string) openai.ChatCompletionToolUnionParam {
-		return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+func testTools() []llm.ToolDef {
+	def := func(name, desc string) llm.ToolDef {
+		return llm.ToolDef{
 			Name:        name,
-			Description: openai.String(desc),
-			Parameters: shared.FunctionParameters{
-				"type":       "object",
-				"properties": map[string]any{"path": map[string]any{"type": "string", "description": "workspace-relative path"}},
-				"required":   []string{"path"},
-			},
-		})
+			Description: desc,
+			// Keys out of order: the count does not depend on it.
+			Parameters: json.RawMessage(`{"type":"object","required":["path"],"properties":{"path":{"type":"string","description":"workspace-relative path"}}}`),
+		}
 	}
-	return []openai.ChatCompletionToolUnionParam{
+	return []llm.ToolDef{
 		def("read_file", "Read a file of the workspace."),
 		def("write_file", "Write a file of the workspace."),
 		def("run_tests", "Run the project's tests."),

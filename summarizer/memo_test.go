@@ -1,18 +1,28 @@
 package summarizer
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/trioagent/trio/llm"
 )
 
-func memoTools(desc string) []openai.ChatCompletionToolUnionParam {
-	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}
-	return []openai.ChatCompletionToolUnionParam{
-		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "read_file", Description: openai.String(desc), Parameters: params}),
-		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "write_file", Description: openai.String("Write a file."), Parameters: params}),
+func memoTools(desc string) []llm.ToolDef {
+	params := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)
+	return []llm.ToolDef{
+		{Name: "read_file", Description: desc, Parameters: params},
+		{Name: "write_file", Description: "Write a file.", Parameters: params},
 	}
+}
+
+// memoToolsCopied is memoTools with each schema in bytes of its own.
+func memoToolsCopied(desc string) []llm.ToolDef {
+	defs := memoTools(desc)
+	for i := range defs {
+		defs[i].Parameters = bytes.Clone(defs[i].Parameters)
+	}
+	return defs
 }
 
 // The Worker's definitions are counted once, not encoded on every turn;
@@ -27,15 +37,15 @@ func TestToolsMemo(t *testing.T) {
 	want := c.CountTools(defs)
 	tests := []struct {
 		name string
-		defs []openai.ChatCompletionToolUnionParam
+		defs []llm.ToolDef
 		// hit: the memo answers (the planted count comes back).
 		hit bool
 	}{
 		{"same slice", defs, true},
-		{"a copy of the same definitions", append([]openai.ChatCompletionToolUnionParam(nil), defs...), true},
+		{"a copy of the same definitions", append([]llm.ToolDef(nil), defs...), true},
 		{"one definition fewer", defs[:1], false},
 		{"another description", memoTools("Read a file of the workspace, with line numbers."), false},
-		{"custom tool", []openai.ChatCompletionToolUnionParam{openai.ChatCompletionCustomTool(openai.ChatCompletionCustomToolCustomParam{Name: "grammar"})}, false},
+		{"the same schema in other bytes", memoToolsCopied("Read a file."), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

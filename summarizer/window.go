@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/openai/openai-go/v3"
 
 	"github.com/trioagent/trio/llm"
 )
@@ -439,7 +436,7 @@ func (w *Window) Observe(u llm.Usage, sent int) {
 // summarizes when the cadence says so (SummaryEvery turns, or the
 // cost-driven rule of cadence.go), masks old tool outputs when the request
 // does not fit, and summarizes when masking is not enough.
-func (w *Window) Messages(ctx context.Context, tools []openai.ChatCompletionToolUnionParam) ([]llm.Message, error) {
+func (w *Window) Messages(ctx context.Context, tools []llm.ToolDef) ([]llm.Message, error) {
 	var events []Event
 	defer func() {
 		if w.cfg.OnEvent != nil {
@@ -526,10 +523,10 @@ func (w *Window) StablePrefix() int {
 }
 
 // toolsMemo caches the token count of one list of tool definitions, keyed
-// by a cheap identity of each function definition — its name, description
-// and parameters map (by reference) — so that a turn costs a few string
+// by a cheap identity of each definition — its name, description and
+// parameters bytes (by reference) — so that a turn costs a few string
 // comparisons instead of encoding every definition to JSON. Definitions
-// rebuilt with other values, or a custom tool, are counted again.
+// rebuilt with other values are counted again.
 type toolsMemo struct {
 	keys []toolKey
 	tok  int
@@ -538,23 +535,19 @@ type toolsMemo struct {
 
 type toolKey struct {
 	name, desc string
-	params     unsafe.Pointer
+	params     *byte
+	n          int
 }
 
-func keyOf(d *openai.ChatCompletionToolUnionParam) (toolKey, bool) {
-	f := d.GetFunction()
-	if f == nil {
-		return toolKey{}, false
-	}
-	return toolKey{name: f.Name, desc: f.Description.Value, params: reflect.ValueOf(f.Parameters).UnsafePointer()}, true
+func keyOf(d *llm.ToolDef) toolKey {
+	return toolKey{name: d.Name, desc: d.Description, params: unsafe.SliceData(d.Parameters), n: len(d.Parameters)}
 }
 
-func (m *toolsMemo) count(c *Counter, defs []openai.ChatCompletionToolUnionParam) int {
+func (m *toolsMemo) count(c *Counter, defs []llm.ToolDef) int {
 	if m.set && len(m.keys) == len(defs) {
 		same := true
 		for i := range defs {
-			k, ok := keyOf(&defs[i])
-			if !ok || k != m.keys[i] {
+			if keyOf(&defs[i]) != m.keys[i] {
 				same = false
 				break
 			}
@@ -566,12 +559,7 @@ func (m *toolsMemo) count(c *Counter, defs []openai.ChatCompletionToolUnionParam
 	m.tok = c.countTools(defs)
 	m.keys, m.set = m.keys[:0], true
 	for i := range defs {
-		k, ok := keyOf(&defs[i])
-		if !ok {
-			m.set = false
-			break
-		}
-		m.keys = append(m.keys, k)
+		m.keys = append(m.keys, keyOf(&defs[i]))
 	}
 	return m.tok
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/trioagent/trio/llm"
 )
 
 // Registry holds every tool of a run, by name. Roles get Views of it.
@@ -193,21 +193,12 @@ func (v View) With(ts ...Tool) (View, error) {
 	return newView(all)
 }
 
-// Definitions returns the view's tools as OpenAI function tools, sorted by
-// name. Each call returns fresh values the caller may keep or change.
-func (v View) Definitions() []openai.ChatCompletionToolUnionParam {
-	defs := make([]openai.ChatCompletionToolUnionParam, len(v.tools))
+// Definitions returns the view's tools as model tool definitions, sorted
+// by name. Each call returns fresh values the caller may keep or change.
+func (v View) Definitions() []llm.ToolDef {
+	defs := make([]llm.ToolDef, len(v.tools))
 	for i, t := range v.tools {
-		var params shared.FunctionParameters
-		if err := json.Unmarshal(v.params[i], &params); err != nil {
-			// The bytes came from json.Marshal in newView.
-			panic(fmt.Sprintf("tools: schema of %q: %v", t.Name(), err))
-		}
-		fd := shared.FunctionDefinitionParam{Name: t.Name(), Parameters: params}
-		if d := t.Description(); d != "" {
-			fd.Description = openai.String(d)
-		}
-		defs[i] = openai.ChatCompletionFunctionTool(fd)
+		defs[i] = llm.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: bytes.Clone(v.params[i])}
 	}
 	return defs
 }

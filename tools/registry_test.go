@@ -119,24 +119,21 @@ func TestDefinitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			Parameters  map[string]any `json:"parameters"`
-		} `json:"function"`
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("%v in %s", err, b)
 	}
-	if len(got) != 2 || got[0].Function.Name != "a" || got[1].Function.Name != "sample" {
+	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "sample" {
 		t.Fatalf("definitions = %s", b)
 	}
 	f := got[1]
-	if f.Type != "function" || f.Function.Description != "A sample." {
+	if f.Description != "A sample." {
 		t.Errorf("definition = %+v", f)
 	}
-	p := f.Function.Parameters
+	p := f.Parameters
 	if p["type"] != "object" || p["additionalProperties"] != false || p["properties"] == nil {
 		t.Errorf("parameters = %v", p)
 	}
@@ -144,9 +141,10 @@ func TestDefinitions(t *testing.T) {
 		t.Errorf("definitions reference definitions: %s", b)
 	}
 	// Each call returns fresh parameters.
-	defs[1].OfFunction.Function.Parameters["type"] = "changed"
-	if v.Definitions()[1].OfFunction.Function.Parameters["type"] != "object" {
-		t.Error("Definitions shares parameter maps between calls")
+	want := string(defs[1].Parameters)
+	copy(defs[1].Parameters, "XXXX")
+	if got := string(v.Definitions()[1].Parameters); got != want {
+		t.Errorf("Definitions shares parameter bytes between calls: %s", got)
 	}
 }
 

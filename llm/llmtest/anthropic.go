@@ -10,9 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/trioagent/trio/llm"
 )
 
@@ -254,12 +251,10 @@ func (a AnthropicRequest) neutral() (llm.Request, error) {
 		}
 	}
 	for _, t := range a.Tools {
-		var params shared.FunctionParameters
-		if err := json.Unmarshal(t.InputSchema, &params); err != nil {
-			return req, fmt.Errorf("tool %s: input_schema: %w", t.Name, err)
+		if !json.Valid(t.InputSchema) {
+			return req, fmt.Errorf("tool %s: input_schema is not JSON", t.Name)
 		}
-		req.Tools = append(req.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name: t.Name, Description: openai.String(t.Description), Parameters: params}))
+		req.Tools = append(req.Tools, llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 	}
 	if a.OutputConfig != nil && a.OutputConfig.Format != nil {
 		req.Output = &llm.OutputSchema{Name: "output", Schema: a.OutputConfig.Format.Schema}

@@ -13,8 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/trioagent/trio/llm"
 )
 
@@ -599,11 +597,17 @@ func (s *Server) fromModel(r *http.Request, rec Request) (Reply, error) {
 		req.Messages = append(req.Messages, lm)
 	}
 	for i, raw := range rec.Tools {
-		var t openai.ChatCompletionToolUnionParam
+		var t struct {
+			Type     string      `json:"type"`
+			Function llm.ToolDef `json:"function"`
+		}
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return Reply{}, fmt.Errorf("tools[%d]: %w", i, err)
 		}
-		req.Tools = append(req.Tools, t)
+		if t.Type != "function" {
+			return Reply{}, fmt.Errorf("tools[%d]: type %q: only function tools are served", i, t.Type)
+		}
+		req.Tools = append(req.Tools, t.Function)
 	}
 	if rec.ResponseFormat != nil {
 		var rf struct {

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/trioagent/trio/llm"
 )
 
@@ -179,11 +177,17 @@ func (h *handler) decode(body []byte) (llm.Request, string, error) {
 		req.Messages = append(req.Messages, m)
 	}
 	for i, raw := range wr.Tools {
-		var t openai.ChatCompletionToolUnionParam
+		var t struct {
+			Type     string      `json:"type"`
+			Function llm.ToolDef `json:"function"`
+		}
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return llm.Request{}, "", fmt.Errorf("tools[%d]: %w", i, err)
 		}
-		req.Tools = append(req.Tools, t)
+		if t.Type != "function" {
+			return llm.Request{}, "", fmt.Errorf("tools[%d]: type %q: only function tools are served", i, t.Type)
+		}
+		req.Tools = append(req.Tools, t.Function)
 	}
 	if len(wr.ResponseFormat) > 0 && string(wr.ResponseFormat) != "null" {
 		var rf struct {
