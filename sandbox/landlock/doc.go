@@ -34,8 +34,10 @@
 // (setsid children whose parent exited) are handed to it, and when the
 // command's main process exits, on timeout and on cancellation (SIGTERM
 // to the helper, also sent when trio dies) it kills and reaps every
-// process left. The command itself runs in a Landlock domain nested in
-// the helper's, so from ABI 6 it cannot signal the helper.
+// process left. The helper confines nothing of its own: its second
+// stage confines the one thread that execs the command, so the command
+// runs in a Landlock domain the helper is not in, and from ABI 6 it
+// cannot signal the helper, not even one of its threads.
 //
 // # Started processes
 //

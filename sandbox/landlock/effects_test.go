@@ -14,6 +14,7 @@ import (
 
 	"github.com/trioagent/trio/internal/sandboxtest"
 	"github.com/trioagent/trio/sandbox"
+	"github.com/trioagent/trio/sandbox/internal/confine"
 	"github.com/trioagent/trio/sandbox/landlock"
 	"github.com/trioagent/trio/tools"
 )
@@ -207,6 +208,57 @@ time.sleep(0.3)
 	}
 	if os.Getenv(childEnv) == "" {
 		asNobody(t, "TestBackgroundKilled")
+	}
+}
+
+// TestSupervisorOutOfReach: a command that sends SIGKILL to every thread
+// of its helper (tgkill, which a kill of the process would not try) gets
+// EPERM from Landlock's signal scope, so a setsid background process it
+// left still dies when it ends. This is why the command runs in a domain
+// no thread of its supervisor is in (two stages, see package confine).
+func TestSupervisorOutOfReach(t *testing.T) {
+	requireLandlock(t)
+	if abi := confine.ABI(); abi < 6 {
+		t.Skipf("Landlock ABI %d scopes no signals (6 needed); the kind says so in NotEnforced", abi)
+	}
+	dir := sandboxtest.Workspace(t)
+	sb := open(t, dir, nil, sandbox.Limits{Timeout: time.Minute})
+	res, err := sb.Exec(context.Background(), sandbox.Command{Argv: []string{"python3", "-c", `import ctypes, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            with open("beacon", "a") as f: f.write("x")
+            time.sleep(0.02)
+    os._exit(0)
+while not os.path.exists("beacon"): time.sleep(0.01)
+libc = ctypes.CDLL(None, use_errno=True)
+ppid, killed, refused = os.getppid(), 0, 0
+for tid in os.listdir("/proc/%d/task" % ppid):
+    if libc.tgkill(ppid, int(tid), 9) == 0: killed += 1
+    else: refused += 1
+print("killed", killed, "refused", refused)
+`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if !strings.Contains(res.Stdout, "killed 0 refused") || strings.Contains(res.Stdout, "refused 0") {
+		t.Fatalf("the command reached its supervisor's threads: %q", res.Stdout)
+	}
+	size := func() int64 {
+		st, err := os.Stat(filepath.Join(dir, "beacon"))
+		if err != nil {
+			return -1
+		}
+		return st.Size()
+	}
+	a := size()
+	sb.Exec(context.Background(), sandbox.Command{Argv: []string{"sleep", "0.5"}})
+	if b := size(); b != a {
+		t.Fatalf("a background process kept writing after its command ended (%d -> %d bytes)", a, b)
+	}
+	if os.Getenv(childEnv) == "" {
+		asNobody(t, "TestSupervisorOutOfReach")
 	}
 }
 

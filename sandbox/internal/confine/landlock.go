@@ -23,15 +23,26 @@ import (
 // The landlock kind's helper has two stages, both this executable started
 // through /proc/self/exe with LandlockArg0 as argv[0]:
 //
-//   - the supervisor (LandlockFlag) becomes a child subreaper, restricts
-//     itself (no new privileges, the Landlock domain of LandlockSpec, the
-//     seccomp filter), starts the second stage, and when that ends (or on
-//     SIGTERM) kills and reaps every process left below it, setsid
-//     children included, which the kernel hands to a subreaper;
-//   - the second stage (LandlockExecFlag) enters a nested Landlock domain
-//     that only scopes signals and abstract sockets (from ABI 6), so the
-//     command cannot signal its supervisor, sets the rlimits, drops every
-//     capability (trio run as root) and execs the command.
+//   - the supervisor (LandlockFlag) becomes a child subreaper, starts the
+//     second stage, and when that ends (or on SIGTERM) kills and reaps
+//     every process left below it, setsid children included, which the
+//     kernel hands to a subreaper. It confines nothing of its own: it is
+//     Trio's code, as trio is, and outside every Landlock domain a command
+//     can signal (from ABI 6);
+//   - the second stage (LandlockExecFlag) confines the thread that execs
+//     the command, and only that one (the exec ends the others): no new
+//     privileges, the Landlock domain of LandlockSpec with its signal and
+//     abstract-socket scope, the seccomp filter, the rlimits, no
+//     capability (trio run as root); then it execs the command.
+//
+// Two stages, not one: the command must start in a domain that no thread
+// of its supervisor is in, or it could kill the supervisor (tgkill of
+// that thread) and leave its background processes behind. A Go process
+// cannot fork without exec, so a domain only the child has needs a
+// program of its own between fork and exec: this second stage. Each
+// stage restricts single threads (no broadcast to every thread, which
+// go-landlock's AllThreads calls make through libcap's psx and which cost
+// more than a millisecond each on a loaded machine).
 const (
 	LandlockArg0     = "trio-landlock-helper"
 	LandlockFlag     = "--trio-landlock-init"
@@ -116,7 +127,7 @@ func LandlockEnforces(abi int) (yes, no []string) {
 
 // runSupervisor is the first stage (see LandlockArg0). It returns the
 // command's exit status, or ExitCode with Marker on stderr when it could
-// not confine it.
+// not start the second stage.
 func runSupervisor(specJSON string, argv []string) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, Marker+format+"\n", args...)
@@ -139,47 +150,32 @@ func runSupervisor(specJSON string, argv []string) int {
 	stop, chld := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	signal.Notify(chld, syscall.SIGCHLD)
-	if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail("no_new_privs: %v", err)
+	// The second stage gets the ready descriptor as its descriptor 3.
+	files, ready := []uintptr{0, 1, 2}, spec.Ready
+	if ready > 0 {
+		files, spec.Ready = append(files, uintptr(ready)), 3
 	}
-	abi := ABI()
-	if abi < LandlockABIMin {
-		return fail("landlock: not supported by this kernel")
-	}
-	if err := restrictLandlock(spec, abi); err != nil {
-		return fail("landlock: %v", err)
-	}
-	prog, err := syscallfilter.Program(syscallfilter.Options{UnixSocketsOnly: spec.NoNetwork})
-	if err == nil {
-		err = syscallfilter.Install(prog)
-	}
+	next, err := json.Marshal(spec)
 	if err != nil {
-		return fail("%v", err)
+		return fail("spec: %v", err)
 	}
-	files := []uintptr{0, 1, 2}
-	next := LandlockSpec{Rlimits: spec.Rlimits}
-	if spec.Ready > 0 {
-		files, next.Ready = append(files, uintptr(spec.Ready)), 3
-	}
-	stage2, err := json.Marshal(next)
-	if err != nil {
-		return fail("%v", err)
-	}
-	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{LandlockArg0, LandlockExecFlag, string(stage2)}, argv...),
+	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{LandlockArg0, LandlockExecFlag, string(next)}, argv...),
 		&syscall.ProcAttr{Env: os.Environ(), Files: files})
-	if spec.Ready > 0 {
+	if ready > 0 {
 		// Only the second stage's copy may say ready; with it gone, the
 		// caller reads end of file.
-		unix.Close(spec.Ready)
+		unix.Close(ready)
 	}
 	if err != nil {
 		return fail("start: %v", err)
 	}
-	// Everything below runs on the main thread, where Go runs init
-	// functions: landlock_restrict_self made a domain per thread, and
-	// only this thread's is the one the command's is nested in, so only
-	// this thread may signal the command's processes (Landlock's signal
-	// scoping, ABI 6).
+	return supervise(pid, stop, chld, fail)
+}
+
+// supervise reaps every process below this one until the command's
+// (pid) has ended and none is left, killing them all once it has ended
+// or a signal on stop came; it returns the command's exit status.
+func supervise(pid int, stop, chld <-chan os.Signal, fail func(string, ...any) int) int {
 	code, stopping := -1, false
 	for {
 		for {
@@ -234,7 +230,8 @@ func killChildren() {
 }
 
 // restrictLandlock enforces spec's file system and network rules, and
-// the scopes, on every thread of this process.
+// the scopes, on the calling thread (locked to it), whose exec passes
+// them on; the process's other threads stay as they were.
 func restrictLandlock(spec LandlockSpec, abi int) error {
 	handled := handledFS(abi)
 	attr := ll.RulesetAttr{HandledAccessFS: handled}
@@ -282,12 +279,11 @@ func restrictLandlock(spec LandlockSpec, abi int) error {
 		}
 		return nil
 	}
-	// This executable, so that the supervisor can start the second stage
-	// (and the go command the cache program).
+	// This executable, so that the go command can start the cache
+	// program.
 	if err := add("/proc/self/exe", ll.AccessFSExecute|ll.AccessFSReadFile, true); err != nil {
 		return err
 	}
-	// The helper reads its children there, and go-landlock its threads.
 	if err := add("/proc", fsRead, true); err != nil {
 		return err
 	}
@@ -311,14 +307,15 @@ func restrictLandlock(spec LandlockSpec, abi int) error {
 			return err
 		}
 	}
-	if err := ll.AllThreadsLandlockRestrictSelf(fd, 0); err != nil {
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("restrict: %w", err)
 	}
 	return nil
 }
 
 // runLandlockExec is the second stage (see LandlockArg0): it returns only
-// on failure.
+// on failure. Everything it applies binds the thread it runs on, which
+// execs the command.
 func runLandlockExec(specJSON string, argv []string) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, format+"\n", args...)
@@ -328,28 +325,37 @@ func runLandlockExec(specJSON string, argv []string) int {
 		return fail(ExitCode, Marker+"usage: %s %s SPEC -- PROGRAM [ARG...]", LandlockArg0, LandlockExecFlag)
 	}
 	argv = argv[1:]
-	// Capabilities belong to a thread: drop them on the one that execs.
+	// No new privileges, Landlock and capabilities belong to a thread:
+	// they are set on the one that execs. (Init functions run on the main
+	// thread, locked to it; this keeps it so.)
 	runtime.LockOSThread()
 	var spec LandlockSpec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		return fail(ExitCode, Marker+"spec: %v", err)
 	}
-	if abi := ABI(); abi >= 6 {
-		// A domain nested in the supervisor's: the command may signal
-		// only its own processes, not the supervisor.
-		fd, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{Scoped: ll.ScopeAbstractUnixSocket | ll.ScopeSignal}, 0)
-		if err == nil {
-			err = ll.AllThreadsLandlockRestrictSelf(fd, 0)
-			unix.Close(fd)
-		}
-		if err != nil {
-			return fail(ExitCode, Marker+"landlock scope: %v", err)
-		}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail(ExitCode, Marker+"no_new_privs: %v", err)
+	}
+	abi := ABI()
+	if abi < LandlockABIMin {
+		return fail(ExitCode, Marker+"landlock: not supported by this kernel")
+	}
+	if err := restrictLandlock(spec, abi); err != nil {
+		return fail(ExitCode, Marker+"landlock: %v", err)
+	}
+	prog, err := syscallfilter.Program(syscallfilter.Options{UnixSocketsOnly: spec.NoNetwork})
+	if err == nil {
+		err = syscallfilter.Install(prog)
+	}
+	if err != nil {
+		return fail(ExitCode, Marker+"%v", err)
 	}
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail(ExitCode, Marker+"close descriptors: %v", err)
 	}
-	prog, err := exec.LookPath(argv[0])
+	// Resolved after Landlock, so that a program Landlock would not let
+	// run is reported as such.
+	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		code := 126
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
@@ -374,7 +380,7 @@ func runLandlockExec(specJSON string, argv []string) int {
 			return fail(ExitCode, Marker+"ready: %v", err)
 		}
 	}
-	err = syscall.Exec(prog, argv, os.Environ())
+	err = syscall.Exec(path, argv, os.Environ())
 	code := 126
 	if errors.Is(err, fs.ErrNotExist) {
 		code = 127
