@@ -130,7 +130,7 @@ Start with the offline demo (no API key needed):
 		return configError(fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath()))
 	})
 	root.AddCommand(
-		newRunCmd(g, io),
+		withTemporalRun(newRunCmd(g, io), g, io),
 		newDemoCmd(g, io),
 		newResumeCmd(g, io),
 		newInspectCmd(g, io),
@@ -142,6 +142,9 @@ Start with the offline demo (no API key needed):
 		newPolicyCmd(io),
 		newSandboxCmd(g, io),
 		newVersionCmd(io),
+		newWorkerCmd(g, io),
+		newStatusCmd(io),
+		newConfirmCmd(io),
 	)
 	return root
 }

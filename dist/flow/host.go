@@ -53,7 +53,8 @@ type Host struct {
 	// Root/runs/<id>/workspace.
 	Root string
 	Run  Runner
-	// Heartbeat is how often a session heartbeats (default 5s).
+	// Heartbeat is how often a session heartbeats (default 1s; the SDK
+	// sends at most one per 80 % of the heartbeat timeout).
 	Heartbeat time.Duration
 	// Logf, when set, tells what the host does.
 	Logf func(format string, args ...any)
@@ -168,7 +169,7 @@ func (h *Host) Session(ctx context.Context, in SessionInput) (SessionResult, err
 	// not silence the session.
 	every := h.Heartbeat
 	if every <= 0 {
-		every = 5 * time.Second
+		every = time.Second
 	}
 	hbDone := make(chan struct{})
 	hbStop := make(chan struct{})
