@@ -25,7 +25,7 @@ const (
 
 // AnthropicConfig configures the native Anthropic Messages API provider.
 // Retries, timeouts and structured-output modes mean what they mean in
-// [OpenAIConfig]; both providers share one retry mechanism.
+// [OpenAIConfig]; NewAnthropic wraps the provider in the same [Retrying].
 type AnthropicConfig struct {
 	// BaseURL of the API, without /v1; default $ANTHROPIC_BASE_URL when
 	// set (as the SDK reads it), else the Anthropic API.
@@ -93,8 +93,21 @@ type Anthropic struct {
 var _ Model = (*Anthropic)(nil)
 
 // NewAnthropic checks cfg, reads the API key and returns the provider. It
-// makes no request.
-func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
+// makes no request. The provider comes wrapped in the retries cfg
+// describes (Timeout, MaxRetries, BackoffBase, BackoffMax, MaxRetryAfter,
+// OnRetry); Unwrap returns the *Anthropic.
+func NewAnthropic(cfg AnthropicConfig) (*Retrying, error) {
+	p, err := NewAnthropicProvider(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return WithRetry(p, retryConfig(p.cfg.Timeout, p.cfg.MaxRetries, p.cfg.BackoffBase, p.cfg.BackoffMax, p.cfg.MaxRetryAfter, p.cfg.OnRetry))
+}
+
+// NewAnthropicProvider checks cfg, reads the API key and returns the
+// provider alone: each Complete makes one attempt, with no timeout but
+// ctx's. For retries of one's own, wrap it with WithRetry.
+func NewAnthropicProvider(cfg AnthropicConfig) (*Anthropic, error) {
 	key, err := endpointSettings{
 		provider: "anthropic", baseURL: &cfg.BaseURL, apiKeyEnv: &cfg.APIKeyEnv, structuredOutputs: &cfg.StructuredOutputs,
 		apiKey: cfg.APIKey, model: cfg.Model, models: cfg.Models, maxTokens: &cfg.MaxTokens, maxRetries: &cfg.MaxRetries,
@@ -166,7 +179,9 @@ func (p *Anthropic) ThinkingBudgetFor(agent string) int {
 	return p.cfg.ThinkingBudget
 }
 
-// Complete sends one Messages API request, retrying transient failures.
+// Complete sends one Messages API request, in one attempt. With
+// StructuredOutputs "auto", an API that rejects the output format (400) is
+// asked once more with the schema in the prompt.
 func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error) {
 	model := p.ModelFor(req.Agent)
 	if model == "" {
@@ -179,7 +194,7 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	}
 	resp, err2 := p.complete(ctx, req, model, false)
 	if err2 != nil {
-		return Response{}, errors.Join(err, err2)
+		return Response{}, errors.Join(err2, err) // the second decides a retry
 	}
 	p.noSchema.Store(true)
 	return resp, nil
@@ -190,26 +205,13 @@ func (p *Anthropic) complete(ctx context.Context, req Request, model string, use
 	if err != nil {
 		return Response{}, p.wrap(model, req.Agent, err)
 	}
-	rp := retryPolicy{maxRetries: p.cfg.MaxRetries, base: p.cfg.BackoffBase, max: p.cfg.BackoffMax,
-		maxAfter: p.cfg.MaxRetryAfter, timeout: p.cfg.Timeout}
-	resp, attempts, err := rp.retry(ctx, func(ctx context.Context) (Response, error) {
-		if p.cfg.Stream {
-			return p.stream(ctx, params)
-		}
-		return p.once(ctx, params)
-	}, func(attempt int, wait time.Duration, err error) {
-		werr := p.wrap(model, req.Agent, err)
-		if p.cfg.OnRetry != nil {
-			p.cfg.OnRetry(attempt, wait, werr)
-		}
-		if fn := retryObserver(ctx); fn != nil {
-			fn(Retry{Agent: req.Agent, Attempt: attempt, Status: statusOf(err), Wait: wait, Err: werr})
-		}
-	})
+	var resp Response
+	if p.cfg.Stream {
+		resp, err = p.stream(ctx, params)
+	} else {
+		resp, err = p.once(ctx, params)
+	}
 	if err != nil {
-		if attempts > 1 {
-			err = fmt.Errorf("after %d attempts: %w", attempts, err)
-		}
 		return Response{}, p.wrap(model, req.Agent, err)
 	}
 	if resp.Model == "" {
@@ -221,8 +223,8 @@ func (p *Anthropic) complete(ctx context.Context, req Request, model string, use
 // wrap names the endpoint, model and agent, keeps the cause for errors.As,
 // and scrubs the key from any text an endpoint echoed.
 func (p *Anthropic) wrap(model, agent string, err error) error {
-	msg := scrubKey(fmt.Sprintf("llm: POST %s (model %s, agent %s): %s", p.endpoint, model, agentName(agent), err), p.key)
-	return &providerError{msg: msg, err: err}
+	where := scrubKey(fmt.Sprintf("llm: POST %s (model %s, agent %s)", p.endpoint, model, agentName(agent)), p.key)
+	return &providerError{where: where, msg: where + ": " + scrubKey(err.Error(), p.key), err: err}
 }
 
 func (p *Anthropic) once(ctx context.Context, params anthropic.MessageNewParams) (Response, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/trioagent/trio/llm/llmtest"
 )
 
-func newAnthropic(t *testing.T, srv *llmtest.Server, mod func(*llm.AnthropicConfig)) *llm.Anthropic {
+func newAnthropic(t *testing.T, srv *llmtest.Server, mod func(*llm.AnthropicConfig)) *llm.Retrying {
 	t.Helper()
 	cfg := llm.AnthropicConfig{
 		BaseURL:     srv.AnthropicURL(),

@@ -13,9 +13,14 @@
 // definition passed through to the endpoint. It never logs, prints or puts
 // into an error the API key it sends.
 //
-// Both providers share one retry mechanism (Retry-After honoured, backoff
-// with jitter, per-attempt timeouts, WithRetryObserver); the SDKs' own
-// retries are off.
+// Tools are offered as [ToolDef]s (name, description, JSON schema), which
+// each provider converts to its API's form when it sends a request.
+//
+// A provider's Complete makes one attempt. Retries are one wrapper,
+// [WithRetry] ([Retrying]: Retry-After honoured, backoff with full jitter,
+// per-attempt timeouts, [WithRetryObserver]), which [NewOpenAI] and
+// [NewAnthropic] put around their provider and which wraps an embedder's
+// own Model the same way; the SDKs' own retries are off.
 //
 // The sub-package llmtest is a fake OpenAI-compatible and Anthropic
 // Messages HTTP server used to test the providers over real HTTP on

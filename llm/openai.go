@@ -84,8 +84,11 @@ type OpenAIConfig struct {
 	// MaxTokens caps every reply unless Request.MaxTokens does; zero
 	// leaves it to the endpoint.
 	MaxTokens int
-	// Timeout bounds one attempt (request and the whole reply); zero
-	// means DefaultTimeout, negative means none.
+	// Timeout, MaxRetries, BackoffBase, BackoffMax and MaxRetryAfter are
+	// the retries NewOpenAI wraps the provider in, as [RetryConfig]'s
+	// fields of the same names (NewOpenAIProvider checks and ignores
+	// them). Timeout bounds one attempt (request and the whole reply);
+	// zero means DefaultTimeout, negative means none.
 	Timeout time.Duration
 	// MaxRetries is how many times a failed attempt is retried (429, 5xx,
 	// timeouts, connection errors, cut streams); zero means
@@ -96,8 +99,8 @@ type OpenAIConfig struct {
 	// jitter used when the endpoint gives no Retry-After; zero means the
 	// defaults.
 	BackoffBase, BackoffMax time.Duration
-	// MaxRetryAfter is the longest Retry-After the provider waits for;
-	// a longer one fails the call at once. Zero means DefaultMaxRetryAfter.
+	// MaxRetryAfter is the longest Retry-After waited for; a longer one
+	// fails the call at once. Zero means DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
 	// StructuredOutputs is "auto" (default), "on" or "off".
 	StructuredOutputs string
@@ -120,8 +123,8 @@ type OpenAIConfig struct {
 	// Stream asks for server-sent events and assembles the deltas.
 	Stream bool
 	// OnRetry, when set, is told about every failed attempt that will be
-	// retried and how long the provider waits first (for traces). A call's
-	// context can carry its own observer too (WithRetryObserver).
+	// retried and how long NewOpenAI's retries wait first (for traces). A
+	// call's context can carry its own observer too (WithRetryObserver).
 	OnRetry func(attempt int, wait time.Duration, err error)
 	// MaxReplyBytes caps one response body (a streamed reply's events
 	// together); a longer one fails the attempt with ErrReplyTooLarge,
@@ -132,7 +135,8 @@ type OpenAIConfig struct {
 }
 
 // OpenAI is the [Model] for any OpenAI-compatible chat-completions
-// endpoint. It is safe for concurrent use.
+// endpoint. Its Complete makes one attempt; [NewOpenAI] wraps it in
+// [Retrying]. It is safe for concurrent use.
 type OpenAI struct {
 	cfg      OpenAIConfig
 	client   openai.Client
@@ -144,9 +148,22 @@ type OpenAI struct {
 
 var _ Model = (*OpenAI)(nil)
 
-// NewOpenAI checks cfg, reads the API key and returns the provider. It makes
-// no request.
-func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+// NewOpenAI checks cfg, reads the API key and returns the provider
+// wrapped in the retries cfg describes (Timeout, MaxRetries, BackoffBase,
+// BackoffMax, MaxRetryAfter, OnRetry). It makes no request. Unwrap returns
+// the *OpenAI.
+func NewOpenAI(cfg OpenAIConfig) (*Retrying, error) {
+	p, err := NewOpenAIProvider(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return WithRetry(p, retryConfig(p.cfg.Timeout, p.cfg.MaxRetries, p.cfg.BackoffBase, p.cfg.BackoffMax, p.cfg.MaxRetryAfter, p.cfg.OnRetry))
+}
+
+// NewOpenAIProvider checks cfg, reads the API key and returns the
+// provider alone: each Complete makes one attempt, with no timeout but
+// ctx's. For retries of one's own, wrap it with WithRetry.
+func NewOpenAIProvider(cfg OpenAIConfig) (*OpenAI, error) {
 	key, err := endpointSettings{
 		provider: "openai", baseURL: &cfg.BaseURL, apiKeyEnv: &cfg.APIKeyEnv, structuredOutputs: &cfg.StructuredOutputs,
 		apiKey: cfg.APIKey, model: cfg.Model, models: cfg.Models, maxTokens: &cfg.MaxTokens, maxRetries: &cfg.MaxRetries,
@@ -231,7 +248,9 @@ func (p *OpenAI) SchemaSupported() bool {
 	return p.cfg.StructuredOutputs != StructuredOff && !p.noSchema.Load()
 }
 
-// Complete sends one chat completion, retrying transient failures.
+// Complete sends one chat completion, in one attempt. With
+// StructuredOutputs "auto", an endpoint that rejects response_format (400)
+// is asked once more with the schema in the prompt.
 func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	model := p.ModelFor(req.Agent)
 	if model == "" {
@@ -246,7 +265,9 @@ func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	// schema in the prompt, and remember only if that works.
 	resp, err2 := p.complete(ctx, req, model, false)
 	if err2 != nil {
-		return Response{}, errors.Join(err, err2)
+		// The second failure first: whether the call is worth retrying
+		// is decided by the first error in the chain.
+		return Response{}, errors.Join(err2, err)
 	}
 	p.noSchema.Store(true)
 	return resp, nil
@@ -257,35 +278,19 @@ func (p *OpenAI) complete(ctx context.Context, req Request, model string, useSch
 	if err != nil {
 		return Response{}, p.wrap(model, req.Agent, err)
 	}
-	resp, attempts, err := p.retries().retry(ctx, func(ctx context.Context) (Response, error) {
-		if p.cfg.Stream {
-			return p.stream(ctx, params)
-		}
-		return p.once(ctx, params)
-	}, func(attempt int, wait time.Duration, err error) {
-		werr := p.wrap(model, req.Agent, err)
-		if p.cfg.OnRetry != nil {
-			p.cfg.OnRetry(attempt, wait, werr)
-		}
-		if fn := retryObserver(ctx); fn != nil {
-			fn(Retry{Agent: req.Agent, Attempt: attempt, Status: statusOf(err), Wait: wait, Err: werr})
-		}
-	})
+	var resp Response
+	if p.cfg.Stream {
+		resp, err = p.stream(ctx, params)
+	} else {
+		resp, err = p.once(ctx, params)
+	}
 	if err != nil {
-		if attempts > 1 {
-			err = fmt.Errorf("after %d attempts: %w", attempts, err)
-		}
 		return Response{}, p.wrap(model, req.Agent, err)
 	}
 	if resp.Model == "" {
 		resp.Model = model
 	}
 	return resp, nil
-}
-
-func (p *OpenAI) retries() retryPolicy {
-	return retryPolicy{maxRetries: p.cfg.MaxRetries, base: p.cfg.BackoffBase, max: p.cfg.BackoffMax,
-		maxAfter: p.cfg.MaxRetryAfter, timeout: p.cfg.Timeout}
 }
 
 // wrap names the endpoint, model and agent, keeps the cause for errors.As,
@@ -296,10 +301,8 @@ func (p *OpenAI) wrap(model, agent string, err error) error {
 	if errors.As(err, &apiErr) && apiErr.Message != "" {
 		detail = ": " + apiErr.Message
 	}
-	pe := &providerError{
-		msg: p.scrub(fmt.Sprintf("llm: POST %s (model %s, agent %s): %s%s", p.endpoint, model, agentName(agent), err, detail)),
-		err: err,
-	}
+	where := p.scrub(fmt.Sprintf("llm: POST %s (model %s, agent %s)", p.endpoint, model, agentName(agent)))
+	pe := &providerError{where: where, msg: where + ": " + p.scrub(fmt.Sprintf("%s%s", err, detail)), err: err}
 	if apiErr != nil && apiErr.Code == ScriptExhaustedCode {
 		pe.also = ErrScriptExhausted
 	}
@@ -332,8 +335,12 @@ func agentName(a string) string {
 
 // providerError carries a scrubbed message and the original cause.
 type providerError struct {
-	msg string
-	err error
+	// where is the message's first part, naming the endpoint, model and
+	// agent ("llm: POST ... (model m, agent a)"); Retrying puts its notes
+	// after it.
+	where string
+	msg   string
+	err   error
 	// also is a sentinel the endpoint's error code stands for, if any.
 	also error
 }

@@ -19,7 +19,7 @@ import (
 
 const fakeKey = "sk-test-DO-NOT-LEAK-5f3a9c"
 
-func newProvider(t *testing.T, srv *llmtest.Server, mod func(*llm.OpenAIConfig)) *llm.OpenAI {
+func newProvider(t *testing.T, srv *llmtest.Server, mod func(*llm.OpenAIConfig)) *llm.Retrying {
 	t.Helper()
 	cfg := llm.OpenAIConfig{
 		BaseURL:     srv.URL(),
@@ -208,7 +208,7 @@ func TestOpenAIStructuredOutput(t *testing.T) {
 	if rf.Type != "json_schema" || rf.JSONSchema.Name != "verdict" || !rf.JSONSchema.Strict || !strings.Contains(string(rf.JSONSchema.Schema), `"reasons"`) {
 		t.Errorf("response_format = %s", rec.ResponseFormat)
 	}
-	if !p.SchemaSupported() {
+	if !p.Unwrap().(*llm.OpenAI).SchemaSupported() {
 		t.Error("SchemaSupported false after success")
 	}
 }
@@ -264,7 +264,7 @@ func TestOpenAIStructuredFallback(t *testing.T) {
 					}
 				}
 			}
-			if p.SchemaSupported() {
+			if p.Unwrap().(*llm.OpenAI).SchemaSupported() {
 				t.Error("SchemaSupported still true")
 			}
 		})
@@ -367,6 +367,32 @@ func TestOpenAIServerErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}
+		}
+		// The endpoint first, then the retries' count, then the cause.
+		if want := "llm: POST " + srv.URL() + "/chat/completions (model test-model, agent worker): after 3 attempts: "; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("error %q does not start with %q", err, want)
+		}
+	})
+	t.Run("the provider alone makes one attempt", func(t *testing.T) {
+		t.Parallel()
+		srv := llmtest.NewServer(t)
+		srv.Enqueue(llmtest.ServerError())
+		p, err := llm.NewOpenAIProvider(llm.OpenAIConfig{BaseURL: srv.URL(), APIKey: fakeKey, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Complete(context.Background(), userReq("hi"))
+		if statusOf(err) != 500 || len(srv.Requests()) != 1 || strings.Contains(err.Error(), "attempts") {
+			t.Fatalf("err %v after %d requests", err, len(srv.Requests()))
+		}
+		// Wrapped by WithRetry, as NewOpenAI does, it gets the retries.
+		r, err := llm.WithRetry(p, llm.RetryConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Enqueue(llmtest.ServerError(), llmtest.Text("ok"))
+		if resp, err := r.Complete(context.Background(), userReq("hi")); err != nil || resp.Message.Content != "ok" || len(srv.Requests()) != 3 {
+			t.Fatalf("wrapped: %q, %v after %d requests", resp.Message.Content, err, len(srv.Requests()))
 		}
 	})
 	t.Run("400 is not retried", func(t *testing.T) {

@@ -22,58 +22,175 @@ import (
 // reply was complete. The partial reply is discarded, never returned.
 var ErrStreamCut = errors.New("stream ended before the reply was complete")
 
-// retryPolicy is the one retry mechanism of every provider: attempts
-// under a per-attempt timeout, Retry-After honoured (up to maxAfter),
-// otherwise exponential backoff with full jitter. The SDKs' own retries
-// are switched off so that this is the one that runs and is tested.
-type retryPolicy struct {
-	maxRetries          int
-	base, max, maxAfter time.Duration
-	timeout             time.Duration
+// RetryConfig configures [WithRetry]. Zero values mean the defaults of
+// the same names (DefaultMaxRetries, DefaultTimeout, DefaultBackoffBase,
+// DefaultBackoffMax, DefaultMaxRetryAfter).
+type RetryConfig struct {
+	// MaxRetries is how many times a failed attempt is retried (429, 5xx,
+	// timeouts, connection errors, cut streams); zero means
+	// DefaultMaxRetries, negative means none, more than MaxRetriesLimit
+	// is an error.
+	MaxRetries int
+	// Timeout bounds one attempt (request and the whole reply); zero
+	// means DefaultTimeout, negative means none.
+	Timeout time.Duration
+	// BackoffBase and BackoffMax shape the exponential backoff with full
+	// jitter used when the endpoint gives no Retry-After.
+	BackoffBase, BackoffMax time.Duration
+	// MaxRetryAfter is the longest Retry-After waited for; a longer one
+	// fails the call at once.
+	MaxRetryAfter time.Duration
+	// OnRetry, when set, is told about every failed attempt that will be
+	// retried, before the wait. A call's context can carry its own
+	// observer too (WithRetryObserver).
+	OnRetry func(Retry)
 }
 
-// retry runs call until it succeeds, fails for good, or the attempts are
-// spent; it returns how many attempts it made.
-func (rp retryPolicy) retry(ctx context.Context, call func(context.Context) (Response, error), notify func(int, time.Duration, error)) (Response, int, error) {
+// Retrying is a [Model] that retries another's transient failures: each
+// attempt under a per-attempt timeout, Retry-After honoured up to
+// MaxRetryAfter, otherwise exponential backoff with full jitter. It is
+// the one retry mechanism of Trio: the providers make one attempt per
+// Complete and NewOpenAI and NewAnthropic wrap them in it (the SDKs' own
+// retries are off), and an embedder's own Model can be wrapped the same
+// way. It is safe for concurrent use if the wrapped Model is.
+type Retrying struct {
+	model Model
+	cfg   RetryConfig
+}
+
+var _ Model = (*Retrying)(nil)
+
+// WithRetry returns m wrapped in the retries cfg describes. Which failures
+// are retried is decided on the error m returns: an HTTP status of either
+// SDK (429, 408, 409, 5xx), a timeout, a refused, reset or cut connection,
+// ErrStreamCut or ErrReplyTooLarge; the endpoint's Retry-After is read
+// from either SDK's error.
+func WithRetry(m Model, cfg RetryConfig) (*Retrying, error) {
+	if m == nil {
+		return nil, errors.New("llm: WithRetry: nil model")
+	}
+	switch r := cfg.MaxRetries; {
+	case r > MaxRetriesLimit:
+		return nil, fmt.Errorf("llm: max_retries %d: at most %d (each retry waits up to %s)", r, MaxRetriesLimit, DefaultBackoffMax)
+	case r == 0:
+		cfg.MaxRetries = DefaultMaxRetries
+	case r < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.BackoffBase, DefaultBackoffBase}, {&cfg.BackoffMax, DefaultBackoffMax}, {&cfg.MaxRetryAfter, DefaultMaxRetryAfter}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	return &Retrying{model: m, cfg: cfg}, nil
+}
+
+// Unwrap returns the wrapped Model (a provider's own methods, such as
+// ModelFor, are reached through it).
+func (r *Retrying) Unwrap() Model { return r.model }
+
+// Config returns the retry settings in effect, defaults filled in.
+func (r *Retrying) Config() RetryConfig { return r.cfg }
+
+// Complete calls the wrapped Model until it succeeds, fails for good, or
+// the attempts are spent. A failure after more than one attempt says how
+// many were made ("after 3 attempts: ...").
+func (r *Retrying) Complete(ctx context.Context, req Request) (Response, error) {
 	for attempt := 0; ; attempt++ {
-		resp, err := rp.attempt(ctx, call)
+		resp, err := r.attempt(ctx, req)
 		if err == nil {
-			return resp, attempt + 1, nil
+			return resp, nil
+		}
+		fail := func(err, cause error) (Response, error) {
+			if attempt > 0 {
+				err = annotate(err, fmt.Errorf("after %d attempts", attempt+1))
+			}
+			if cause != nil {
+				err = errors.Join(err, cause)
+			}
+			return Response{}, err
 		}
 		if ctx.Err() != nil {
-			return Response{}, attempt + 1, errors.Join(err, context.Cause(ctx))
+			return fail(err, ctxErr(ctx))
 		}
-		if !retryable(err) || attempt >= rp.maxRetries {
-			return Response{}, attempt + 1, err
+		if !retryable(err) || attempt >= r.cfg.MaxRetries {
+			return fail(err, nil)
 		}
 		wait, fromServer := retryAfter(err, time.Now())
-		if fromServer && wait > rp.maxAfter {
-			return Response{}, attempt + 1, fmt.Errorf("endpoint asks to retry after %s, more than max_retry_after %s: %w", wait, rp.maxAfter, err)
+		if fromServer && wait > r.cfg.MaxRetryAfter {
+			return fail(annotate(err, fmt.Errorf("endpoint asks to retry after %s, more than max_retry_after %s", wait, r.cfg.MaxRetryAfter)), nil)
 		}
 		if !fromServer {
-			wait = backoff(rp.base, rp.max, attempt)
+			wait = backoff(r.cfg.BackoffBase, r.cfg.BackoffMax, attempt)
 		}
-		if notify != nil {
-			notify(attempt+1, wait, err)
+		rt := Retry{Agent: req.Agent, Attempt: attempt + 1, Status: statusOf(err), Wait: wait, Err: err}
+		if r.cfg.OnRetry != nil {
+			r.cfg.OnRetry(rt)
 		}
-		if err := sleep(ctx, wait); err != nil {
-			return Response{}, attempt + 1, errors.Join(err, context.Cause(ctx))
+		if fn := retryObserver(ctx); fn != nil {
+			fn(rt)
+		}
+		if sleep(ctx, wait) != nil {
+			return fail(err, ctxErr(ctx))
 		}
 	}
 }
 
-// attempt runs one call under the per-attempt timeout.
-func (rp retryPolicy) attempt(ctx context.Context, call func(context.Context) (Response, error)) (Response, error) {
-	if rp.timeout <= 0 {
-		return call(ctx)
+// retryConfig is a provider config's retry settings (defaults filled in
+// by endpointSettings.check).
+func retryConfig(timeout time.Duration, maxRetries int, base, max, maxAfter time.Duration, onRetry func(int, time.Duration, error)) RetryConfig {
+	if maxRetries == 0 {
+		maxRetries = -1 // check turned "none" into 0, which WithRetry reads as the default
 	}
-	actx, cancel := context.WithTimeoutCause(ctx, rp.timeout, errAttemptTimeout{rp.timeout})
+	rc := RetryConfig{MaxRetries: maxRetries, Timeout: timeout, BackoffBase: base, BackoffMax: max, MaxRetryAfter: maxAfter}
+	if onRetry != nil {
+		rc.OnRetry = func(r Retry) { onRetry(r.Attempt, r.Wait, r.Err) }
+	}
+	return rc
+}
+
+// ctxErr is why ctx is done: its cause, and ctx.Err() too when the cause
+// is another error, so that errors.Is finds both.
+func ctxErr(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ctx.Err()) {
+		return cause
+	}
+	return errors.Join(ctx.Err(), cause)
+}
+
+// attempt makes one call under the per-attempt timeout.
+func (r *Retrying) attempt(ctx context.Context, req Request) (Response, error) {
+	if r.cfg.Timeout <= 0 {
+		return r.model.Complete(ctx, req)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, r.cfg.Timeout, errAttemptTimeout{r.cfg.Timeout})
 	defer cancel()
-	resp, err := call(actx)
+	resp, err := r.model.Complete(actx, req)
 	if err != nil && actx.Err() != nil && ctx.Err() == nil {
-		err = fmt.Errorf("%w: %w", context.Cause(actx), err)
+		err = annotate(err, context.Cause(actx))
 	}
 	return resp, err
+}
+
+// annotate puts note before err's cause, keeping both in the chain. A
+// provider's error keeps its endpoint, model and agent first.
+func annotate(err, note error) error {
+	if pe, ok := err.(*providerError); ok {
+		return &providerError{
+			where: pe.where,
+			msg:   pe.where + ": " + note.Error() + ": " + strings.TrimPrefix(pe.msg, pe.where+": "),
+			err:   fmt.Errorf("%w: %w", note, pe.err),
+			also:  pe.also,
+		}
+	}
+	return fmt.Errorf("%w: %w", note, err)
 }
 
 type errAttemptTimeout struct{ d time.Duration }
@@ -194,7 +311,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Retry describes one failed attempt that the provider retries.
+// Retry describes one failed attempt that Retrying retries.
 type Retry struct {
 	// Agent is the role of the request (Request.Agent).
 	Agent string
@@ -203,9 +320,9 @@ type Retry struct {
 	// Status is the HTTP status of the failure, 0 when there was none (a
 	// timeout, a refused or cut connection, a cut stream).
 	Status int
-	// Wait is how long the provider waits before the next attempt.
+	// Wait is how long Retrying waits before the next attempt.
 	Wait time.Duration
-	// Err is the failure, scrubbed of the API key.
+	// Err is the failure (a provider's is scrubbed of the API key).
 	Err error
 }
 
@@ -214,7 +331,7 @@ type retryObserverKey struct{}
 // WithRetryObserver returns a copy of ctx whose model calls report each
 // retried attempt to fn, synchronously, before the wait. It lets a caller
 // that does not build the provider (the agent, for its trace and report)
-// see retries per call; models without retries ignore it.
+// see retries per call; models not wrapped in Retrying ignore it.
 func WithRetryObserver(ctx context.Context, fn func(Retry)) context.Context {
 	return context.WithValue(ctx, retryObserverKey{}, fn)
 }

@@ -61,10 +61,10 @@ func serve(script *llm.Scripted, served llm.Model) (*Endpoint, error) {
 	for _, r := range Roles {
 		models[r] = r // the server replays the role named by the model
 	}
-	p, err := llm.NewOpenAI(llm.OpenAIConfig{
+	// The provider alone, without retries: a retry would take the next
+	// reply of the script.
+	p, err := llm.NewOpenAIProvider(llm.OpenAIConfig{
 		BaseURL: srv.URL(), APIKey: "demo", Model: "worker", Models: models,
-		// A retry would take the next reply of the script: no retries.
-		MaxRetries: -1,
 	})
 	if err != nil {
 		srv.Close()
