@@ -650,3 +650,26 @@ func TestShortKeyDoesNotMangleErrors(t *testing.T) {
 		}
 	}
 }
+
+// A definition whose schema is not JSON fails the call before anything is
+// sent, naming the tool, at either provider's edge.
+func TestToolDefBadSchema(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	bad := []llm.ToolDef{{Name: "read_file"}, {Name: "broken", Parameters: json.RawMessage(`{"type":`)}}
+	models := map[string]llm.Model{
+		"openai":    newProvider(t, srv, nil),
+		"anthropic": newAnthropic(t, srv, nil),
+	}
+	for name, m := range models {
+		req := userReq("hi")
+		req.Tools = bad
+		_, err := m.Complete(context.Background(), req)
+		if err == nil || !strings.Contains(err.Error(), "tools[1]: parameters of broken") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
