@@ -64,10 +64,12 @@ type startRow struct {
 // RunStarterWith is RunStarter with options.
 func RunStarterWith(t *testing.T, open Opener, o StarterOptions) {
 	var build sync.Once
+	// Built once, into a folder that outlives every row.
+	outer := t
 	server := func(t *testing.T) string {
 		build.Do(func() {
 			if o.MCPServer == "" {
-				o.MCPServer = filepath.Join(Workspace(t), "mcpserver")
+				o.MCPServer = filepath.Join(outer.TempDir(), "mcpserver")
 				BuildMCPServer(t, o.MCPServer)
 			}
 		})
@@ -311,40 +313,7 @@ func startRows(server func(*testing.T) string) []startRow {
 			run: func(t *testing.T, e *StartEnv) {
 				secret := secretBeside(t, e.Dir, "hunter2-mcp")
 				p := Start(t, e.Starter, e.WS+"/mcpserver")
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
-				client := mcp.NewClient(&mcp.Implementation{Name: "trio-test", Version: "v1"}, nil)
-				session, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, nil)
-				if err != nil {
-					t.Fatalf("connect: %v (stderr %q)", err, p.Stderr())
-				}
-				defer session.Close()
-				list, err := session.ListTools(ctx, nil)
-				if err != nil {
-					t.Fatalf("tools/list: %v (stderr %q)", err, p.Stderr())
-				}
-				var names []string
-				for _, tool := range list.Tools {
-					names = append(names, tool.Name)
-				}
-				slices.Sort(names)
-				if !slices.Equal(names, []string{"echo", "read"}) {
-					t.Errorf("tools/list: %v, want [echo read]", names)
-				}
-				call := func(tool string, args map[string]any) (string, bool) {
-					t.Helper()
-					res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-					if err != nil {
-						t.Fatalf("%s: %v (stderr %q)", tool, err, p.Stderr())
-					}
-					var b strings.Builder
-					for _, c := range res.Content {
-						if tc, ok := c.(*mcp.TextContent); ok {
-							b.WriteString(tc.Text)
-						}
-					}
-					return b.String(), res.IsError
-				}
+				call := mcpSession(t, p)
 				if got, _ := call("echo", map[string]any{"text": "hi"}); got != "echo: hi" {
 					t.Errorf("echo: %q", got)
 				}
@@ -354,7 +323,63 @@ func startRows(server func(*testing.T) string) []startRow {
 				if got, _ := call("read", map[string]any{"path": secret}); strings.Contains(got, "hunter2") {
 					t.Errorf("the sandboxed MCP server read the host's secret: %q", got)
 				}
-				session.Close()
+				if err := p.Stop(); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name:   "mcp-server-from-anywhere",
+			threat: "an MCP server installed outside the system folders (nvm's node, /opt) cannot run sandboxed, or changes its own program",
+			run: func(t *testing.T, e *StartEnv) {
+				// Installed as a package manager would: a bin folder with a
+				// symlink into the package's own folder, outside the
+				// workspace and the toolchain folders.
+				base, err := os.MkdirTemp("", "trio-mcp-install-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(base) })
+				pkg, bin := filepath.Join(base, "lib", "mcpserver"), filepath.Join(base, "bin")
+				for _, d := range []string{base, filepath.Join(base, "lib"), pkg, bin} {
+					if err := os.MkdirAll(d, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chmod(d, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				copyExecutable(t, server(t), filepath.Join(pkg, "server"))
+				if err := os.Symlink("../lib/mcpserver/server", filepath.Join(bin, "mcpserver")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(base, "secret"), []byte("hunter2-install"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				p := Start(t, e.Starter, filepath.Join(bin, "mcpserver"))
+				call := mcpSession(t, p)
+				if got, _ := call("echo", map[string]any{"text": "hi"}); got != "echo: hi" {
+					t.Errorf("echo: %q", got)
+				}
+				for _, f := range []string{filepath.Join(pkg, "server"), filepath.Join(pkg, "planted"), filepath.Join(bin, "planted")} {
+					if got, isErr := call("write", map[string]any{"path": f, "text": "changed"}); !isErr {
+						t.Errorf("the server wrote %s in its own folder: %q", f, got)
+					}
+				}
+				if b, err := os.ReadFile(filepath.Join(pkg, "server")); err != nil || string(b) == "changed" {
+					t.Errorf("the server's program changed: %v", err)
+				}
+				for _, f := range []string{filepath.Join(pkg, "planted"), filepath.Join(bin, "planted")} {
+					if _, err := os.Stat(f); err == nil {
+						t.Errorf("%s appeared on the host", f)
+					}
+				}
+				if got, _ := call("read", map[string]any{"path": filepath.Join(base, "secret")}); strings.Contains(got, "hunter2") {
+					t.Errorf("the server read a file beside its install folders: %q", got)
+				}
+				if got, isErr := call("write", map[string]any{"path": e.WS + "/made", "text": "ok"}); isErr {
+					t.Errorf("the server could not write the workspace: %q", got)
+				}
 				if err := p.Stop(); err != nil {
 					t.Fatal(err)
 				}
@@ -407,6 +432,47 @@ func startRows(server func(*testing.T) string) []startRow {
 				}
 			},
 		},
+	}
+}
+
+// mcpSession connects an MCP client to the started server p, checks its
+// tools/list, and returns a caller of its tools: the text of the result,
+// and whether it is an error.
+func mcpSession(t *testing.T, p sandbox.Process) func(tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	client := mcp.NewClient(&mcp.Implementation{Name: "trio-test", Version: "v1"}, nil)
+	session, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr %q)", err, p.Stderr())
+	}
+	t.Cleanup(func() { session.Close() })
+	list, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v (stderr %q)", err, p.Stderr())
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"echo", "read", "write"}) {
+		t.Errorf("tools/list: %v, want [echo read write]", names)
+	}
+	return func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v (stderr %q)", tool, err, p.Stderr())
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String(), res.IsError
 	}
 }
 

@@ -50,8 +50,11 @@
 // helper is a child subreaper too: Stop, Close and trio's death kill
 // every process it started, and Stop returns once they are gone. The
 // disk limit is watched while it runs; what it made that the rules hide
-// is removed when it stops. Its program must lie where commands may read
-// (the workspace, the toolchain folders).
+// is removed when it stops. Its program may lie anywhere on the host:
+// the program's folder (found on the host's PATH when the commands' does
+// not find it), the folder its symlinks lead to, and an interpreter's
+// script folder are readable for it, never writable (see
+// sandbox.ResolveProgram, which refuses the home folder and the like).
 //
 // # What it does not enforce that userns does
 //

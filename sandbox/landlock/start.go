@@ -39,6 +39,11 @@ const diskPollMin = 100 * time.Millisecond
 // every process it started, setsid children included, and Stop returns
 // once they are gone. Start returns once the walls are up and the program
 // found; ctx bounds only that.
+//
+// Its program may lie anywhere on the host (see sandbox.ResolveProgram):
+// a bare name the commands' PATH does not find is looked up on the
+// host's, and the program's folders, and its script's, are readable
+// (never writable) for this process alone.
 func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Process, error) {
 	if len(cmd.Argv) == 0 || cmd.Argv[0] == "" {
 		return nil, sandbox.ErrEmptyCommand
@@ -94,8 +99,20 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 		removeState(dir)
 		return fail(err)
 	}
+	// The server's own program and folders, wherever the host has them
+	// (nvm's node, a server under /opt), readable, never writable.
+	env := sandbox.MergeEnv(s.commandEnv(f), cmd.Env)
+	prog, err := sandbox.ResolveProgram(cmd.Argv, sandbox.EnvValue(env, "PATH"), s.cfg.Workspace, s.cfg.ToolchainDirs, []string{s.stateDir})
+	if err != nil {
+		removeState(dir)
+		return fail(err)
+	}
+	spec.Read = append(spec.Read, prog.Dirs...)
+	if len(prog.PathDirs) > 0 {
+		env = sandbox.MergeEnv(env, []string{"PATH=" + strings.Join(append(prog.PathDirs, sandbox.EnvValue(env, "PATH")), string(filepath.ListSeparator))})
+	}
 	p := &process{s: s, layout: layout, dir: dir, stderr: sandbox.NewTail(s.cfg.Limits.Output), done: make(chan struct{})}
-	if err := p.start(ctx, cmd.Argv, wd, sandbox.MergeEnv(s.commandEnv(f), cmd.Env), spec); err != nil {
+	if err := p.start(ctx, prog.Argv, wd, env, spec); err != nil {
 		removeState(dir)
 		return fail(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ var _ sandbox.Starter = (*Sandbox)(nil)
 // caller and no timeout. It has a pid namespace of its own, so no command
 // Exec runs can see, signal or trace it, nor it them. The disk limit is
 // watched while it runs, as during a command.
+//
+// Its program may lie anywhere on the host (see sandbox.ResolveProgram):
+// a bare name the commands' PATH does not find is looked up on the
+// host's, and the program's folders, and its script's, are bound
+// read-only at their host paths for this process alone.
 //
 // Stop kills the namespace's first process, which takes every process
 // in it, and waits until they are gone; so does Close. A killed trio
@@ -72,7 +78,28 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 		}
 		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(lim.Disk - used)})
 	}
-	args, err := s.bwrapArgs(cmd, wd, layout, spec, false)
+	// The server's own program and folders, wherever the host has them
+	// (nvm's node, a server under /opt), bound read-only at their host
+	// paths for this process alone.
+	// argv names the sandbox's own paths (/workspace/server) as they are
+	// inside: those it shows already.
+	own := []string{WorkspaceDir, HomeDir, CacheDir, ModCacheDir, "/proc", "/dev", "/.trio"}
+	prog, err := sandbox.ResolveProgram(cmd.Argv, sandbox.EnvValue(sandbox.MergeEnv(s.env, cmd.Env), "PATH"),
+		s.cfg.Workspace, append(own, s.cfg.ToolchainDirs...), []string{s.stateDir})
+	if err != nil {
+		return fail(err)
+	}
+	for _, d := range prog.Dirs {
+		if rel, err := filepath.Rel("/etc", d); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return fail(fmt.Errorf("the program's folder %s is in /etc, which this sandbox makes of its own: install it elsewhere", d))
+		}
+	}
+	cmd.Argv = prog.Argv
+	if len(prog.PathDirs) > 0 {
+		path := sandbox.EnvValue(sandbox.MergeEnv(s.env, cmd.Env), "PATH")
+		cmd.Env = sandbox.MergeEnv(cmd.Env, []string{"PATH=" + strings.Join(append(prog.PathDirs, path), string(filepath.ListSeparator))})
+	}
+	args, err := s.bwrapArgs(cmd, wd, layout, spec, false, prog.Dirs...)
 	if err != nil {
 		return fail(err)
 	}

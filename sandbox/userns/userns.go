@@ -635,7 +635,7 @@ func (s *Sandbox) trusted(cmd sandbox.Command) bool {
 // trusted builds as its GOCACHE, writable, and runs the programs it
 // builds through the helper's nested confinement (confine.NestPath),
 // which may not write there.
-func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec, trusted bool) ([]string, error) {
+func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layout, spec confine.Spec, trusted bool, roDirs ...string) ([]string, error) {
 	if trusted {
 		spec.Writable = append(spec.Writable[:len(spec.Writable):len(spec.Writable)], trustedCacheDir)
 	}
@@ -644,6 +644,9 @@ func (s *Sandbox) bwrapArgs(cmd sandbox.Command, wd string, layout sandbox.Layou
 		return nil, fmt.Errorf("userns sandbox: %w", err)
 	}
 	args := append(append([]string(nil), s.base...), s.layoutArgs(layout)...)
+	for _, d := range roDirs {
+		args = append(args, "--ro-bind", d, d)
+	}
 	env := sandbox.MergeEnv(s.env, cmd.Env)
 	switch {
 	case trusted:

@@ -1,7 +1,7 @@
 // Command mcpserver is an MCP stdio server for the Start tests, built
 // with the go-sdk's server API: "echo" says its text back, "read" returns
-// a file's content, so a test can see what the server may read where it
-// runs.
+// a file's content and "write" writes one, so a test can see what the
+// server may read and change where it runs.
 package main
 
 import (
@@ -19,6 +19,11 @@ type readIn struct {
 	Path string `json:"path" jsonschema:"the file to read"`
 }
 
+type writeIn struct {
+	Path string `json:"path" jsonschema:"the file to write"`
+	Text string `json:"text" jsonschema:"what to write"`
+}
+
 func main() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "sandboxed", Version: "v1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -30,6 +35,12 @@ func main() {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, any, error) {
+		if err := os.WriteFile(in.Path, []byte(in.Text), 0o644); err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote"}}}, nil, nil
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
