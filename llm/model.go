@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/trioagent/trio/internal/tooldef"
 )
 
 // Role is the author of a message in a chat history.
@@ -50,21 +52,13 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
-// ToolDef is a tool offered to a model: its name, what it is for, and the
-// JSON schema of its arguments. It is provider-neutral; each provider
-// converts it to its API's form (an OpenAI function tool, an Anthropic
-// tool with an input_schema) when it sends the request.
-type ToolDef struct {
-	// Name is what the model calls the tool by (^[a-zA-Z0-9_-]{1,64}$ for
-	// the APIs Trio speaks).
-	Name string `json:"name"`
-	// Description tells the model what the tool does and when to use it.
-	Description string `json:"description,omitempty"`
-	// Parameters is the JSON schema of the arguments, an object schema;
-	// empty means the tool takes no arguments. Callers sharing a ToolDef
-	// must not change its bytes.
-	Parameters json.RawMessage `json:"parameters,omitempty"`
-}
+// ToolDef is a tool offered to a model: its Name, its Description, and
+// the JSON schema of its arguments as raw JSON (Parameters, an object
+// schema; empty: no arguments; callers sharing one must not change its
+// bytes). It is provider-neutral; each provider converts it to its API's
+// form when it sends the request. (It is declared in a leaf package so
+// that package tools yields it without linking the model SDKs.)
+type ToolDef = tooldef.ToolDef
 
 // OutputSchema asks for a structured reply that validates against Schema.
 type OutputSchema struct {

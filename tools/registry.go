@@ -10,7 +10,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/trioagent/trio/llm"
+	"github.com/trioagent/trio/internal/tooldef"
 )
 
 // Registry holds every tool of a run, by name. Roles get Views of it.
@@ -193,12 +193,13 @@ func (v View) With(ts ...Tool) (View, error) {
 	return newView(all)
 }
 
-// Definitions returns the view's tools as model tool definitions, sorted
-// by name. Each call returns fresh values the caller may keep or change.
-func (v View) Definitions() []llm.ToolDef {
-	defs := make([]llm.ToolDef, len(v.tools))
+// Definitions returns the view's tools as model tool definitions
+// (llm.ToolDef, for llm.Request.Tools), sorted by name. Each call returns
+// fresh values the caller may keep or change.
+func (v View) Definitions() []tooldef.ToolDef {
+	defs := make([]tooldef.ToolDef, len(v.tools))
 	for i, t := range v.tools {
-		defs[i] = llm.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: bytes.Clone(v.params[i])}
+		defs[i] = tooldef.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: bytes.Clone(v.params[i])}
 	}
 	return defs
 }
