@@ -20,6 +20,9 @@ func StartOptions(runID string) client.StartWorkflowOptions {
 		TaskQueue:                SharedQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Without it the SDK answers a duplicate with the existing run
+		// and no error: Submit could not tell it started nothing.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}
 }
 

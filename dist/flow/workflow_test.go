@@ -203,7 +203,7 @@ func TestDuplicateSubmission(t *testing.T) {
 		t.Fatalf("%d sessions ran, want 1", sessions)
 	}
 	if o := flow.StartOptions("r"); o.ID != "r" || o.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE ||
-		o.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL {
+		o.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL || !o.WorkflowExecutionErrorWhenAlreadyStarted {
 		t.Fatalf("StartOptions %+v: a client submission would not be refused the same way", o)
 	}
 }
