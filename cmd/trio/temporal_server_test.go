@@ -220,3 +220,86 @@ func TestTemporalWorkerKilled(t *testing.T) {
 		t.Errorf("trio status: %+v (%v)\n%s", st, err, r.stderr)
 	}
 }
+
+// TestTemporalConfirm: on a real dev server, a policy's ask ends the
+// session; trio status shows the request; trio confirm's yes resumes the
+// run, which runs the command and completes; the audit log records the
+// person's answer.
+func TestTemporalConfirm(t *testing.T) {
+	_, err := exec.LookPath("bwrap")
+	need(t, "bwrap (the userns sandbox the workers use)", err)
+	addr := devServer(t)
+	dir := t.TempDir()
+	script, _ := filepath.Abs("../../examples/demo/script.yaml")
+	goal, _ := filepath.Abs("../../examples/demo/goal.md")
+	pol, err := os.ReadFile("../../configs/policy.interactive.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo's first go test asks.
+	askPol := strings.Replace(string(pol), "  ask:\n", "  ask:\n    - \"go test -json ./md/\"\n", 1)
+	if askPol == string(pol) {
+		t.Fatal("policy.interactive.yaml has no commands.ask list")
+	}
+	polFile := filepath.Join(dir, "ask.yaml")
+	if err := os.WriteFile(polFile, []byte(askPol), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv(envTemporalAddress+"="+addr, envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
+	logPath := filepath.Join(dir, "worker.log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := exec.Command(bin, "worker", "--name", "a", "--dir", filepath.Join(dir, "a"), "--sandbox", "userns", "--policy", polFile)
+	w.Dir, w.Env, w.Stdout, w.Stderr = dir, env, lf, lf
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { w.Wait(); close(done) }()
+	t.Cleanup(func() { w.Process.Kill(); <-done })
+	const id = "20261204-000000-confirm"
+	if r := trio(t, dir, env, "run", "--temporal", "--goal-file", goal, "--run-id", id, "--policy", polFile); r.code != 0 {
+		t.Fatalf("trio run --temporal: exit %d\n%s", r.code, r.stderr)
+	}
+	var r result
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		r = trio(t, dir, env, "status", id)
+		if strings.Contains(r.stdout, "waiting") {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the run never waited for a confirmation; status:\n%s%s\nworker:\n%s", r.stdout, r.stderr, b)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the workflow's state
+	}
+	for _, want := range []string{"asks: run_tests exec go test -json ./md/", `rule: commands.ask: "go test -json ./md/"`, "trio confirm " + id} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("trio status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := trio(t, dir, env, "confirm", id, "yes"); r.code != 0 {
+		t.Fatalf("trio confirm: exit %d\n%s", r.code, r.stderr)
+	}
+	r = trio(t, dir, env, "run", "--temporal", "--goal-file", goal, "--run-id", id, "--wait")
+	if r.code != 0 || !strings.Contains(r.stderr, "ended: completed") {
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("the run after yes: exit %d\n%s\nworker:\n%s", r.code, r.stderr, b)
+	}
+	audit, err := os.ReadFile(filepath.Join(dir, "a", "runs", id, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := false
+	for _, line := range strings.Split(string(audit), "\n") {
+		if strings.Contains(line, `"line":"go test -json ./md/"`) && strings.Contains(line, `"answer":"yes"`) && strings.Contains(line, `"outcome":"ok"`) {
+			answered = true
+		}
+	}
+	if !answered {
+		t.Errorf("audit.jsonl has no go test -json ./md/ run after a yes:\n%s", audit)
+	}
+}
