@@ -225,6 +225,12 @@ func withTemporalRun(cmd *cobra.Command, g *globals, io stdio) *cobra.Command {
 			return local(cmd, args)
 		}
 		fl := cmd.Flags()
+		// What a worker's session would not honour is refused, not dropped.
+		for _, name := range []string{"workspace", "tests", "tests-with-designed", "reuse-workspace", "model", "reasoning", "sandbox", "trust-config", "json"} {
+			if fl.Changed(name) {
+				return configError(fmt.Errorf("--%s does not go with --temporal: a run on Temporal uses the worker's settings and workspace", name))
+			}
+		}
 		f := &runFlags{}
 		f.goal, _ = fl.GetString("goal")
 		f.goalFile, _ = fl.GetString("goal-file")
@@ -297,7 +303,16 @@ func newStatusCmd(io stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status RUN",
 		Short: "Where a run submitted with trio run --temporal is: its host, epoch, moves, a pending confirmation",
-		Args:  cobra.ExactArgs(1),
+		Long: `Status asks the run's workflow where the run is: placing, running on a
+worker, waiting for a confirmation (with the tool, the command or path, the
+rule and the reason), finished or failed; its epoch (one per session), how
+many times it moved and the workers it was lost on. A worker must be
+running: workflows answer queries through workers.
+
+` + exitCodesHelp,
+		Example: `  trio status 20261204-054446-d504c1
+  trio status --json 20261204-054446-d504c1`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := tf.dial()
 			if err != nil {
@@ -348,7 +363,15 @@ func newConfirmCmd(io stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "confirm RUN [yes|no|always]",
 		Short: "Answer the pending confirmation of a run submitted with trio run --temporal (default yes)",
-		Args:  cobra.RangeArgs(1, 2),
+		Long: `Confirm answers the request a Temporal run is waiting for (trio status shows
+it): yes once, no, or always (every later action under the same rule, for
+the rest of the run). The run resumes on a worker with the answer. No answer
+within the policy's confirm.timeout is no. A run that asks nothing exits 3.
+
+` + exitCodesHelp,
+		Example: `  trio confirm 20261204-054446-d504c1
+  trio confirm 20261204-054446-d504c1 no`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			answer := "yes"
 			if len(args) == 2 {

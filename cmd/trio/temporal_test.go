@@ -21,6 +21,8 @@ func TestTemporalUsageErrors(t *testing.T) {
 		{[]string{"confirm", "r1", "maybe"}, `answer "maybe": want yes, no or always`},
 		{[]string{"confirm"}, "accepts between 1 and 2 arg"},
 		{[]string{"status"}, "accepts 1 arg"},
+		{[]string{"run", "--temporal", "--goal", "x", "--workspace", "w"}, "--workspace does not go with --temporal"},
+		{[]string{"run", "--temporal", "--goal", "x", "--model", "m"}, "--model does not go with --temporal"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
