@@ -60,6 +60,19 @@ type Host struct {
 	Logf func(format string, args ...any)
 
 	mu sync.Mutex // one placement or session start at a time
+	// active are the runs with a session in this process, by epoch: their
+	// folders are in use and must not be replaced by a placement.
+	active map[string]int64
+}
+
+// busy says why run cannot be placed or started here: a session of it
+// still runs in this process (one cut off from Temporal, whose run was
+// placed again). Called with h.mu held.
+func (h *Host) busy(run string) error {
+	if e, ok := h.active[run]; ok {
+		return fmt.Errorf("a session of run %s (epoch %d) still runs on %s: its folders are in use", run, e, h.Name)
+	}
+	return nil
 }
 
 // Queue is the host's own task queue.
@@ -110,6 +123,9 @@ func (h *Host) Place(ctx context.Context, in PlaceInput) (Placement, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := h.busy(in.RunID); err != nil {
+		return Placement{}, err
+	}
 	head, err := dist.Head(ctx, h.Store, in.RunID)
 	if err != nil {
 		return Placement{}, err
@@ -134,9 +150,27 @@ var errAsk = errors.New("flow: the session waits for a confirmation")
 // goroutine.
 func (h *Host) Session(ctx context.Context, in SessionInput) (SessionResult, error) {
 	h.mu.Lock()
-	s, base, err := dist.Begin(ctx, h.Store, in.RunID, in.Epoch, h.Name)
+	err := h.busy(in.RunID)
+	var (
+		s    *dist.Session
+		base *dist.Commit
+	)
+	if err == nil {
+		s, base, err = dist.Begin(ctx, h.Store, in.RunID, in.Epoch, h.Name)
+	}
 	if err == nil {
 		err = h.prepare(ctx, in.RunID, base)
+	}
+	if err == nil {
+		if h.active == nil {
+			h.active = map[string]int64{}
+		}
+		h.active[in.RunID] = in.Epoch
+		defer func() {
+			h.mu.Lock()
+			delete(h.active, in.RunID)
+			h.mu.Unlock()
+		}()
 	}
 	h.mu.Unlock()
 	if errors.Is(err, dist.ErrStale) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -207,5 +208,52 @@ func TestRunMovesToAnotherHost(t *testing.T) {
 	var ae *temporal.ApplicationError
 	if !errors.As(err, &ae) || ae.Type() != "StaleEpoch" {
 		t.Fatalf("host a's session with epoch 1 after epoch 2: %v, want a StaleEpoch error", err)
+	}
+}
+
+// TestPlacementWaitsForALiveSession: while a session of a run still runs
+// in a worker (cut off from Temporal, say), that worker neither places
+// the run again nor starts another session of it: the folders are in use.
+func TestPlacementWaitsForALiveSession(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.NewFolder(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	h := &flow.Host{Name: "a", Store: st, Root: filepath.Join(dir, "a"), Run: func(ctx context.Context, c flow.Call) (string, error) {
+		close(started)
+		<-release
+		return "completed", nil
+	}}
+	var ts testsuite.WorkflowTestSuite
+	env := func() *testsuite.TestActivityEnvironment {
+		e := ts.NewTestActivityEnvironment()
+		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
+		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
+		return e
+	}
+	if err := flow.SaveGoal(ctx, st, "r", "goal"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := env().ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r", Epoch: 1})
+		done <- err
+	}()
+	<-started
+	if _, err := env().ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r", Epoch: 2}); err == nil || !strings.Contains(err.Error(), "still runs on a") {
+		t.Errorf("placement while a session runs: %v, want a refusal", err)
+	}
+	if _, err := env().ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r", Epoch: 2}); err == nil || !strings.Contains(err.Error(), "still runs on a") {
+		t.Errorf("a second session while one runs: %v, want a refusal", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env().ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r", Epoch: 2}); err != nil {
+		t.Errorf("placement after the session ended: %v", err)
 	}
 }
