@@ -1,7 +1,7 @@
 // Package landlock is the isolating sandbox that needs nothing installed,
 // no root and no namespaces: each command runs confined by Landlock and
 // seccomp, applied in process by Trio's own helper (this executable,
-// re-executed; package sandbox/internal/confine). It is for the machines
+// re-executed; package sandbox/internal/landlockexec). It is for the machines
 // where neither containerd nor bubblewrap's user namespaces run: Docker
 // and CI containers, hosts whose AppArmor restricts unprivileged user
 // namespaces, machines without bubblewrap. [Available] says whether this

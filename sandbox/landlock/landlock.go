@@ -3,7 +3,6 @@ package landlock
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +23,8 @@ import (
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/internal/confine"
 	"github.com/trioagent/trio/sandbox/internal/gocacheprog"
+	"github.com/trioagent/trio/sandbox/internal/landlockexec"
+	"github.com/trioagent/trio/sandbox/internal/syscallfilter"
 )
 
 // Kind is the sandbox kind users name (Info.Kind, --sandbox landlock).
@@ -129,10 +130,14 @@ func Available(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	spec, _ := json.Marshal(confine.LandlockSpec{Read: sandbox.DefaultToolchainDirs, NoNetwork: true})
+	filter, err := syscallfilter.Program(syscallfilter.Options{UnixSocketsOnly: true})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	spec := landlockexec.Spec{Read: sandbox.DefaultToolchainDirs, NoNetwork: true, Filter: filter}
 	var stderr bytes.Buffer
-	c := exec.CommandContext(ctx, "/proc/self/exe", confine.LandlockFlag, string(spec), "--", "true")
-	c.Args[0] = confine.LandlockArg0
+	c := exec.CommandContext(ctx, "/proc/self/exe", append([]string{landlockexec.SupervisorFlag}, spec.Args([]string{"true"})...)...)
+	c.Args[0] = landlockexec.Arg0
 	c.Env, c.Dir, c.Stderr = []string{"PATH=" + sandbox.DefaultPath}, "/", &stderr
 	if err := c.Run(); err != nil {
 		return fmt.Errorf("%w: a command confined with Landlock and seccomp did not run here (%v: %s); "+
@@ -156,6 +161,7 @@ type Sandbox struct {
 	env      []string
 	abi      int
 	diskBase int64
+	filter   []byte // the seccomp program of every command
 
 	mu     sync.Mutex
 	closed bool
@@ -181,6 +187,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 		return nil, err
 	}
 	s := &Sandbox{cfg: cfg, abi: confine.ABI()}
+	if s.filter, err = syscallfilter.Program(syscallfilter.Options{UnixSocketsOnly: !cfg.Limits.Network}); err != nil {
+		return nil, fmt.Errorf("landlock sandbox: %w", err)
+	}
 	defer func() {
 		if retErr != nil {
 			s.removeState()
@@ -501,7 +510,7 @@ func (s *Sandbox) workdir(rel string) (string, error) {
 
 // spec is what the helper applies for one command under layout, which
 // may write f besides the workspace.
-func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64, f folders) (confine.LandlockSpec, error) {
+func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64, f folders) (landlockexec.Spec, error) {
 	read := append(append([]string(nil), s.cfg.ToolchainDirs...), s.cfg.EtcFiles...)
 	read = append(read, "/etc/passwd", "/etc/group", "/etc/hosts", "/proc")
 	if s.cfg.Limits.Network {
@@ -513,12 +522,13 @@ func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64, f folders) (confin
 	if s.base != "" {
 		read = append(read, s.base)
 	}
-	spec := confine.LandlockSpec{
+	spec := landlockexec.Spec{
+		Filter:    s.filter,
 		Read:      read,
 		Write:     []string{f.home, f.tmp, f.cache},
 		DevFiles:  []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
 		NoNetwork: !s.cfg.Limits.Network,
-		Rlimits:   []confine.Rlimit{{Resource: unix.RLIMIT_CORE, Value: 0}},
+		Rlimits:   []landlockexec.Rlimit{{Resource: unix.RLIMIT_CORE, Value: 0}},
 	}
 	entries, err := writableEntries(s.cfg.Workspace, layout)
 	if err != nil {
@@ -527,13 +537,13 @@ func (s *Sandbox) spec(layout sandbox.Layout, diskLeft int64, f folders) (confin
 	spec.Read = append(spec.Read, s.cfg.Workspace)
 	spec.WriteEntries = entries
 	if os.Geteuid() != 0 {
-		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(userTasks() + s.pids())})
+		spec.Rlimits = append(spec.Rlimits, landlockexec.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(userTasks() + s.pids())})
 	}
 	if lim := s.cfg.Limits; lim.Memory > 0 {
-		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
+		spec.Rlimits = append(spec.Rlimits, landlockexec.Rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(lim.Memory)})
 	}
 	if diskLeft >= 0 {
-		spec.Rlimits = append(spec.Rlimits, confine.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(diskLeft)})
+		spec.Rlimits = append(spec.Rlimits, landlockexec.Rlimit{Resource: unix.RLIMIT_FSIZE, Value: uint64(diskLeft)})
 	}
 	return spec, nil
 }
@@ -620,10 +630,6 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	if err != nil {
 		return sandbox.Result{}, err
 	}
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return sandbox.Result{}, fmt.Errorf("landlock sandbox: %w", err)
-	}
 	env := sandbox.MergeEnv(s.env, cmd.Env)
 	if cmd.Check {
 		var bases []string
@@ -648,8 +654,8 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		t := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
 		defer t.Stop()
 	}
-	c := exec.CommandContext(rctx, "/proc/self/exe", append([]string{confine.LandlockFlag, string(specJSON), "--"}, cmd.Argv...)...)
-	c.Args[0] = confine.LandlockArg0
+	c := exec.CommandContext(rctx, "/proc/self/exe", append([]string{landlockexec.SupervisorFlag}, spec.Args(cmd.Argv)...)...)
+	c.Args[0] = landlockexec.Arg0
 	c.Env, c.Dir, c.Stdout, c.Stderr = env, wd, stdout, stderr
 	// A session of its own: no terminal to push input into. SIGTERM to
 	// the helper, whose death trio's own would also cause, makes it kill
@@ -681,7 +687,7 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("landlock sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
 	}
-	if code == confine.ExitCode && strings.HasPrefix(stderr.String(), confine.Marker) {
+	if code == landlockexec.ExitCode && strings.HasPrefix(stderr.String(), landlockexec.Marker) {
 		return res, fmt.Errorf("landlock sandbox: %s", strings.TrimSpace(stderr.String()))
 	}
 	return res, nil

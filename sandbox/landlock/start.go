@@ -2,7 +2,6 @@ package landlock
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,7 @@ import (
 	"time"
 
 	"github.com/trioagent/trio/sandbox"
-	"github.com/trioagent/trio/sandbox/internal/confine"
+	"github.com/trioagent/trio/sandbox/internal/landlockexec"
 )
 
 var _ sandbox.Starter = (*Sandbox)(nil)
@@ -154,7 +153,7 @@ type process struct {
 	stopErr  error
 }
 
-func (p *process) start(ctx context.Context, argv []string, wd string, env []string, spec confine.LandlockSpec) error {
+func (p *process) start(ctx context.Context, argv []string, wd string, env []string, spec landlockexec.Spec) error {
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
 			f.Close()
@@ -175,16 +174,11 @@ func (p *process) start(ctx context.Context, argv []string, wd string, env []str
 		return err
 	}
 	spec.Ready = 3 // ExtraFiles[0]
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		closeAll(inR, inW, outR, outW, readyR, readyW)
-		return err
-	}
 	// Stop cancels; the helper then gets SIGTERM and kills every process
 	// below it, and is killed itself if it has not ended stopGrace later.
 	pctx, stop := context.WithCancel(context.Background())
-	c := exec.CommandContext(pctx, "/proc/self/exe", append([]string{confine.LandlockFlag, string(specJSON), "--"}, argv...)...)
-	c.Args[0] = confine.LandlockArg0
+	c := exec.CommandContext(pctx, "/proc/self/exe", append([]string{landlockexec.SupervisorFlag}, spec.Args(argv)...)...)
+	c.Args[0] = landlockexec.Arg0
 	c.Env, c.Dir = env, wd
 	c.Stdin, c.Stdout, c.Stderr, c.ExtraFiles = inR, outW, p.stderr, []*os.File{readyW}
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
@@ -234,7 +228,7 @@ func (p *process) start(ctx context.Context, argv []string, wd string, env []str
 		closeAll(inW, outR)
 		msg := strings.TrimPrefix(got, "r")
 		if msg == "" {
-			msg = strings.TrimPrefix(strings.TrimSpace(p.stderr.String()), confine.Marker)
+			msg = strings.TrimPrefix(strings.TrimSpace(p.stderr.String()), landlockexec.Marker)
 		}
 		if msg == "" {
 			msg = fmt.Sprintf("its helper exited %d", p.res.ExitCode)

@@ -85,17 +85,23 @@ func BenchmarkStart(b *testing.B) {
 	b.ReportMetric(float64(median(stop).Microseconds())/1000, "stop-ms")
 }
 
-// A program Landlock does not let the process run (beside the workspace,
-// outside every granted folder), or one that does not exist, fails the
-// Start with the reason, instead of a process that exits at once.
+// A program the sandbox will not show (beside the workspace: its folder
+// holds the workspace, see sandbox.ResolveProgram), or one that does not
+// exist, or one the kernel cannot execute, fails the Start with the
+// reason, instead of a process that exits at once.
 func TestStartProgramNotRunnable(t *testing.T) {
 	requireLandlock(t)
 	dir := sandboxtest.Workspace(t)
 	outside := filepath.Join(filepath.Dir(dir), "server")
 	copyFile(t, "/bin/true", outside, 0o755)
+	// Found, but the exec fails after the helper said ready.
+	if err := os.WriteFile(filepath.Join(dir, "junk"), []byte("\x00\x01not a program"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	sb := open(t, dir, nil, sandbox.Limits{Timeout: time.Minute})
 	for _, tt := range []struct{ prog, want string }{
-		{outside, "permission denied"},
+		{outside, "holding the workspace"},
+		{filepath.Join(dir, "junk"), "exec format error"},
 		{"no-such-server", "not found"},
 	} {
 		p, err := sb.(sandbox.Starter).Start(context.Background(), sandbox.Command{Argv: []string{tt.prog}})

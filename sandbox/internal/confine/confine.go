@@ -84,14 +84,6 @@ func init() {
 	if len(os.Args) > 3 && os.Args[0] == Path && os.Args[1] == Flag {
 		os.Exit(runInit(os.Args[2], os.Args[3:]))
 	}
-	if len(os.Args) > 3 && os.Args[0] == LandlockArg0 {
-		switch os.Args[1] {
-		case LandlockFlag:
-			os.Exit(runSupervisor(os.Args[2], os.Args[3:]))
-		case LandlockExecFlag:
-			os.Exit(runLandlockExec(os.Args[2], os.Args[3:]))
-		}
-	}
 	if len(os.Args) > 1 && os.Args[0] == NestPath {
 		os.Exit(runNest(os.Args[1:]))
 	}
