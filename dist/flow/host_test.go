@@ -257,3 +257,77 @@ func TestPlacementWaitsForALiveSession(t *testing.T) {
 		t.Errorf("placement after the session ended: %v", err)
 	}
 }
+
+// TestCutOffHostStops: host A is cut off from Temporal but not from the
+// store: its session goes on while the run is placed on B with a newer
+// epoch and completes there. A's next commit fails (stale epoch), its
+// session stops with a StaleEpoch error, and the store keeps B's run.
+func TestCutOffHostStops(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.NewFolder(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := flow.AgentRunner(calcRun(), nil, agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxLocal}))
+	paused, resume := make(chan struct{}), make(chan struct{})
+	commits := 0
+	cutOff := func(ctx context.Context, c flow.Call) (string, error) {
+		inner := c.Checkpoint
+		c.Checkpoint = func(d string, r policy.ReadRules) error {
+			if commits++; commits == 3 {
+				close(paused) // cut off here: B takes the run over meanwhile
+				<-resume
+			}
+			return inner(d, r)
+		}
+		return runner(ctx, c)
+	}
+	a := &flow.Host{Name: "a", Store: st, Root: filepath.Join(dir, "a"), Run: cutOff}
+	b := &flow.Host{Name: "b", Store: st, Root: filepath.Join(dir, "b"), Run: flow.AgentRunner(calcRun(), nil, agent.WithSandboxConfig(agent.SandboxConfig{Kind: agent.SandboxLocal}))}
+	if err := flow.SaveGoal(ctx, st, "r1", "A Go package calc with Add."); err != nil {
+		t.Fatal(err)
+	}
+	var ts testsuite.WorkflowTestSuite
+	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) {
+		e := ts.NewTestActivityEnvironment()
+		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
+		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
+		if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: epoch}); err != nil {
+			return flow.SessionResult{}, err
+		}
+		v, err := e.ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r1", Epoch: epoch})
+		var res flow.SessionResult
+		if err == nil {
+			err = v.Get(&res)
+		}
+		return res, err
+	}
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := session(a, 1)
+		aDone <- err
+	}()
+	<-paused
+	res, err := session(b, 2)
+	if err != nil || res.Reason != string(agent.StopCompleted) {
+		t.Fatalf("the run on b: %+v, %v", res, err)
+	}
+	close(resume)
+	err = <-aDone
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != "StaleEpoch" {
+		t.Fatalf("the cut-off session on a ended with %v, want a StaleEpoch error", err)
+	}
+	// The store's run is b's: restored anywhere, it is b's completed run.
+	c := &flow.Host{Name: "c", Store: st, Root: filepath.Join(dir, "c")}
+	e := ts.NewTestActivityEnvironment()
+	e.RegisterActivityWithOptions(c.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
+	if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: 3}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := agent.LoadReport(filepath.Join(dir, "c", "runs", "r1"))
+	if err != nil || rep.Reason != agent.StopCompleted {
+		t.Fatalf("the run restored on c: %v, %v; want b's completed report", rep, err)
+	}
+}
