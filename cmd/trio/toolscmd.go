@@ -16,6 +16,7 @@ import (
 
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/cmd/trio/config"
+	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
 	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/tools"
@@ -62,7 +63,7 @@ server that cannot start (the message names its key in trio.yaml).`,
 			if asJSON {
 				enc := json.NewEncoder(io.out)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(view.Definitions()); err != nil {
+				if err := enc.Encode(openAITools(view.Definitions())); err != nil {
 					return failure(err)
 				}
 				return nil
@@ -363,4 +364,29 @@ func openListingSandbox(ctx context.Context, f *config.File, kind string, warn f
 	}
 	box.gate = tools.NewGate(pol, tools.WithScope(scope))
 	return box, nil
+}
+
+// openAITool is a definition in the form OpenAI's chat API takes it, which
+// --json prints, as it always has (scripts read .[].function.name).
+type openAITool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		// Parameters is decoded so that it prints with its keys sorted,
+		// as the provider sends it.
+		Parameters any `json:"parameters,omitempty"`
+	} `json:"function"`
+}
+
+func openAITools(defs []llm.ToolDef) []openAITool {
+	out := make([]openAITool, len(defs))
+	for i, d := range defs {
+		out[i].Type = "function"
+		out[i].Function.Name, out[i].Function.Description = d.Name, d.Description
+		if len(d.Parameters) > 0 && json.Unmarshal(d.Parameters, &out[i].Function.Parameters) != nil {
+			out[i].Function.Parameters = d.Parameters // as it is: tools made it with json.Marshal
+		}
+	}
+	return out
 }
