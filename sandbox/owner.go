@@ -2,7 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,4 +66,46 @@ func startTime(pid int) string {
 		return ""
 	}
 	return f[19]
+}
+
+// RemoveState removes a kind's state folder, whose cache may hold
+// read-only folders (Go's module extraction). The walk never follows a
+// symlink.
+func RemoveState(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// RemoveLeftovers removes the folders matching glob that belong to this
+// user and whose owner file (ownerFile inside, an OwnerLabel) names a
+// process that died without closing its sandbox (kill -9), and says
+// which, as kind's.
+func RemoveLeftovers(kind, glob, ownerFile string) ([]Leftover, error) {
+	dirs, _ := filepath.Glob(glob)
+	var out []Leftover
+	var errs []error
+	for _, d := range dirs {
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil || !OwnerGone(string(b)) {
+			continue
+		}
+		if err := RemoveState(d); err != nil {
+			errs = append(errs, fmt.Errorf("%s sandbox: %w", kind, err))
+			continue
+		}
+		out = append(out, Leftover{Kind: kind, State: d, Owner: strings.TrimSpace(string(b))})
+	}
+	return out, errors.Join(errs...)
 }

@@ -254,17 +254,10 @@ func (s *Sandbox) removeState() error {
 	return removeState(s.stateDir)
 }
 
-// removeState removes a state folder, whose cache may hold read-only
-// folders (Go's module extraction). The walk never follows a symlink.
+// removeState removes a state folder (see sandbox.RemoveState).
 func removeState(dir string) error {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("landlock sandbox: remove %s: %w", dir, err)
+	if err := sandbox.RemoveState(dir); err != nil {
+		return fmt.Errorf("landlock sandbox: %w", err)
 	}
 	return nil
 }
@@ -272,25 +265,7 @@ func removeState(dir string) error {
 // removeLeftovers removes this user's state folders whose owner process
 // died without Close (kill -9).
 func removeLeftovers(stateDir string) ([]sandbox.Leftover, error) {
-	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
-	var out []sandbox.Leftover
-	var errs []error
-	for _, d := range dirs {
-		st, err := os.Lstat(d)
-		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err != nil || !sandbox.OwnerGone(string(b)) {
-			continue
-		}
-		if err := removeState(d); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, sandbox.Leftover{Kind: Kind, State: d, Owner: strings.TrimSpace(string(b))})
-	}
-	return out, errors.Join(errs...)
+	return sandbox.RemoveLeftovers(Kind, filepath.Join(stateDir, statePrefix+"*"), ownerFile)
 }
 
 // Prune removes the state folders in stateDir ("" for os.TempDir()) that

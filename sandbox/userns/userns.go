@@ -392,17 +392,10 @@ const (
 	ownerFile   = "owner"
 )
 
-// removeState removes a state folder, whose cache may hold read-only
-// folders (Go's module extraction). The walk never follows a symlink.
+// removeState removes a state folder (see sandbox.RemoveState).
 func removeState(dir string) error {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o755)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("userns sandbox: remove %s: %w", dir, err)
+	if err := sandbox.RemoveState(dir); err != nil {
+		return fmt.Errorf("userns sandbox: %w", err)
 	}
 	return nil
 }
@@ -412,25 +405,7 @@ func removeState(dir string) error {
 // -9): their commands died with it (--die-with-parent), only the folders
 // stay behind.
 func removeLeftovers(stateDir string) ([]sandbox.Leftover, error) {
-	dirs, _ := filepath.Glob(filepath.Join(stateDir, statePrefix+"*"))
-	var out []sandbox.Leftover
-	var errs []error
-	for _, d := range dirs {
-		st, err := os.Lstat(d)
-		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err != nil || !sandbox.OwnerGone(string(b)) {
-			continue
-		}
-		if err := removeState(d); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, sandbox.Leftover{Kind: Kind, State: d, Owner: strings.TrimSpace(string(b))})
-	}
-	return out, errors.Join(errs...)
+	return sandbox.RemoveLeftovers(Kind, filepath.Join(stateDir, statePrefix+"*"), ownerFile)
 }
 
 // Exec runs cmd in a new sandbox: new namespaces, the path rules planned
