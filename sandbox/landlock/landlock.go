@@ -166,8 +166,7 @@ type Sandbox struct {
 	mu     sync.Mutex
 	closed bool
 
-	procsMu sync.Mutex
-	procs   map[*process]bool // started, not yet stopped
+	started sandbox.Started // started, not yet stopped
 }
 
 var _ sandbox.Sandbox = (*Sandbox)(nil)

@@ -115,12 +115,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 		removeState(dir)
 		return fail(err)
 	}
-	s.procsMu.Lock()
-	if s.procs == nil {
-		s.procs = map[*process]bool{}
-	}
-	s.procs[p] = true
-	s.procsMu.Unlock()
+	s.started.Add(p)
 	return p, nil
 }
 
@@ -322,24 +317,10 @@ func (p *process) Stop() error {
 		}
 		sandbox.NoteRemoved(p.stderr, removed)
 		p.stopErr = errors.Join(err, removeState(p.dir))
-		p.s.procsMu.Lock()
-		delete(p.s.procs, p)
-		p.s.procsMu.Unlock()
+		p.s.started.Remove(p)
 	})
 	return p.stopErr
 }
 
 // stopAll stops every started process (Close).
-func (s *Sandbox) stopAll() error {
-	s.procsMu.Lock()
-	ps := make([]*process, 0, len(s.procs))
-	for p := range s.procs {
-		ps = append(ps, p)
-	}
-	s.procsMu.Unlock()
-	var errs []error
-	for _, p := range ps {
-		errs = append(errs, p.Stop())
-	}
-	return errors.Join(errs...)
-}
+func (s *Sandbox) stopAll() error { return s.started.StopAll() }

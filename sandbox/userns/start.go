@@ -107,12 +107,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 	if err := p.start(ctx, args); err != nil {
 		return fail(err)
 	}
-	s.procsMu.Lock()
-	if s.procs == nil {
-		s.procs = map[*process]bool{}
-	}
-	s.procs[p] = true
-	s.procsMu.Unlock()
+	s.procs.Add(p)
 	return p, nil
 }
 
@@ -360,24 +355,10 @@ func (p *process) Stop() error {
 			p.stopErr = fmt.Errorf("userns sandbox: after a started process: %w", err)
 		}
 		sandbox.NoteRemoved(p.stderr, removed)
-		p.s.procsMu.Lock()
-		delete(p.s.procs, p)
-		p.s.procsMu.Unlock()
+		p.s.procs.Remove(p)
 	})
 	return p.stopErr
 }
 
 // stopAll stops every started process (Close).
-func (s *Sandbox) stopAll() error {
-	s.procsMu.Lock()
-	ps := make([]*process, 0, len(s.procs))
-	for p := range s.procs {
-		ps = append(ps, p)
-	}
-	s.procsMu.Unlock()
-	var errs []error
-	for _, p := range ps {
-		errs = append(errs, p.Stop())
-	}
-	return errors.Join(errs...)
-}
+func (s *Sandbox) stopAll() error { return s.procs.StopAll() }

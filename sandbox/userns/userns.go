@@ -70,8 +70,7 @@ type Sandbox struct {
 	mu     sync.Mutex
 	closed bool
 
-	procsMu sync.Mutex
-	procs   map[*process]bool // started and not stopped
+	procs sandbox.Started // started and not stopped
 }
 
 var _ sandbox.Sandbox = (*Sandbox)(nil)
@@ -512,9 +511,7 @@ func keptUsage(kept []string) int64 {
 // started reports whether a process Start started is alive: it may write
 // to the cache between commands.
 func (s *Sandbox) started() bool {
-	s.procsMu.Lock()
-	defer s.procsMu.Unlock()
-	return len(s.procs) > 0
+	return s.procs.Len() > 0
 }
 
 // diskUsedAfter is diskUsed once a command's processes are gone; it
