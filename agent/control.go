@@ -53,6 +53,28 @@ func WithControlFiles(paths ...string) Option {
 	}
 }
 
+// WithWorkspaceControlFiles names files, relative to the workspace, that
+// a later command started in the workspace would load as configuration
+// (the CLI's trio.yaml): a run whose workspace holds none yet leaves
+// code there that may write one. Each is a control file of the run
+// (WithControlFiles) and is pinned in the workspace when the session
+// starts, so that the pins of a new workspace record it absent: a later
+// session that finds it there stops (PinnedWorkspace, PinControlFiles).
+// A pinned one that changed since fails the session with a
+// *ControlChangedError; the owner pins first, with trust, when a person
+// confirmed the change.
+func WithWorkspaceControlFiles(names ...string) Option {
+	return func(c *config) error {
+		for _, n := range names {
+			if n == "" || filepath.IsAbs(n) || !filepath.IsLocal(n) {
+				return fmt.Errorf("agent: WithWorkspaceControlFiles: %q is not a path inside the workspace", n)
+			}
+			c.workspaceControl = append(c.workspaceControl, filepath.Clean(n))
+		}
+		return nil
+	}
+}
+
 // protectControl adds the control plane's path rules to the run's policy
 // before the sandbox lays them out: control files in the workspace
 // read-only (denied while absent), and the runs folder, when it lies in
@@ -62,6 +84,16 @@ func (r *run) protectControl() (string, error) {
 	ws := r.st.Workspace
 	var ro, denied []string
 	files := slices.Clone(r.cfg.controlFiles)
+	if len(r.cfg.workspaceControl) > 0 {
+		var own []string
+		for _, n := range r.cfg.workspaceControl {
+			own = append(own, filepath.Join(ws, n))
+		}
+		if _, err := PinControlFiles(ws, own, false); err != nil {
+			return "", err
+		}
+		files = append(files, own...)
+	}
 	if r.cfg.hooks != nil {
 		// Bound to the workspace: scripts named through $CLAUDE_PROJECT_DIR too.
 		files = append(files, r.cfg.hooks.ForRun(r.st.RunID, ws, nil).Files()...)

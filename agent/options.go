@@ -119,6 +119,9 @@ type config struct {
 	// controlFiles are loaded as configuration or run on the host
 	// (WithControlFiles).
 	controlFiles []string
+	// workspaceControl are workspace-relative control files, pinned when
+	// a session starts (WithWorkspaceControlFiles).
+	workspaceControl []string
 	prices       map[string]llm.Price // WithPrices, by role
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template

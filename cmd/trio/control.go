@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -13,18 +14,28 @@ import (
 	"github.com/trioagent/trio/tools"
 )
 
+// workspaceConfig is the configuration file a command started in a
+// folder loads from there (loadConfig): in a workspace, the Worker's code
+// may write it, so every session pins it (agent.WithWorkspaceControlFiles).
+const workspaceConfig = "trio.yaml"
+
 // controlFiles are the files this command loads as configuration or runs
 // on the host: the configuration file (./trio.yaml when none was loaded,
-// since a later session would load it), the policy file, the files the
-// hook commands name (through $CLAUDE_PROJECT_DIR too, which is ws when
-// the workspace is known), the .mcp.json that mcp_json imports, and the
-// files of MCP servers started on the host.
+// since a later session would load it), the workspace's trio.yaml when
+// the workspace is known, the policy file, the files the hook commands
+// name (through $CLAUDE_PROJECT_DIR too, which is ws when the workspace
+// is known), the .mcp.json that mcp_json imports, and the files of MCP
+// servers started on the host.
 func controlFiles(cfg *config.File, polPath, ws string) []string {
 	cfgPath := cfg.Path
 	if cfgPath == "" {
-		cfgPath = "trio.yaml"
+		cfgPath = workspaceConfig
 	}
 	files := []string{abs(cfgPath)}
+	if own := filepath.Join(ws, workspaceConfig); ws != "" && own != files[0] {
+		// What a later command started in the workspace would load.
+		files = append(files, own)
+	}
 	if polPath != "" {
 		files = append(files, abs(polPath))
 	}

@@ -242,8 +242,9 @@ func controlPlane(t *testing.T, kind string) {
 // in ws, a trio.yaml that appeared there (as the Worker's code could
 // write it) stops a new run started from ws in a fresh workspace, and
 // trio tools started from ws, before either starts what it names (exit
-// 3), until --trust-config. Before, both loaded it: the run ran its hook
-// on the host, trio tools started its host MCP server.
+// 3), until --trust-config; so does one in the new folder a run built
+// in. Before, both loaded it: the run ran its hook on the host, trio
+// tools started its host MCP server.
 func TestControlFilesOfEarlierWorkspace(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -294,5 +295,25 @@ mcp:
 	r = trio(t, ws, env, "tools", "--trust-config")
 	if _, err := os.Lstat(marker); err != nil {
 		t.Errorf("after --trust-config the host server did not start (exit %d):\n%s", r.code, r.stderr)
+	}
+
+	// A run in a new folder (runs/<id>/workspace, unknown before it
+	// starts) pins that folder's trio.yaml as absent too.
+	os.Remove(marker)
+	r = trio(t, dir, env, "run", "--goal", "x", "--runs-dir", filepath.Join(dir, "runs3"), "--sandbox", "local", "--quiet")
+	if r.code != exitOK {
+		t.Fatalf("run in a new folder: exit %d\n%s", r.code, r.stderr)
+	}
+	fresh, _ := filepath.Glob(filepath.Join(dir, "runs3", "*", "workspace"))
+	if len(fresh) != 1 {
+		t.Fatalf("workspaces of the run in a new folder: %v", fresh)
+	}
+	os.WriteFile(filepath.Join(fresh[0], "trio.yaml"), []byte(planted), 0o644)
+	r = trio(t, fresh[0], env, "tools")
+	if r.code != exitConfig || !strings.Contains(r.stderr, filepath.Join(fresh[0], "trio.yaml")+": was absent, now present") {
+		t.Errorf("trio tools from a new folder's workspace with a planted trio.yaml: exit %d, want 3 naming it:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Lstat(marker); err == nil {
+		t.Error("trio tools ran the host server of the planted trio.yaml in a new folder's workspace")
 	}
 }

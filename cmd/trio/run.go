@@ -517,7 +517,7 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 	defer flushTelemetry(tel, prog)
 	opts := append(agentOptions(cfg, workerModelName(cfg)),
 		agent.WithPolicy(pol), agent.WithSandboxConfig(sandboxConfig(f.sandbox, cfg)),
-		agent.WithObserver(prog.event), agent.WithObserver(tel.Observe), agent.WithControlFiles(control...))
+		agent.WithObserver(prog.event), agent.WithObserver(tel.Observe), agent.WithControlFiles(control...), agent.WithWorkspaceControlFiles(workspaceConfig))
 	var asker policy.Confirmer
 	if cf := confirmerFor(io, pol, polPath != "", prog); cf != nil {
 		defer cf.Close()
@@ -577,6 +577,8 @@ func runGoal(ctx context.Context, io stdio, f *runFlags, cfg *config.File, runs,
 			key = s.Key // mcpServers.<name>, or the .mcp.json's
 		}
 		return configError(fmt.Errorf("%s: %s: %w", cfg.Path, key, err))
+	case errors.Is(err, agent.ErrControlChanged):
+		return configError(fmt.Errorf("%w\n  Check the file; if the change is yours, run again with --trust-config", err))
 	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, agent.ErrNoIsolation):
 		return configError(withLocalAdvice(err))
 	case errors.Is(err, agent.ErrWorkspaceUsed):

@@ -37,8 +37,8 @@ const (
 func loadConfig(path string) (*config.File, error) {
 	f := &config.File{}
 	if path == "" {
-		if _, err := os.Stat("trio.yaml"); err == nil {
-			path = "trio.yaml"
+		if _, err := os.Stat(workspaceConfig); err == nil {
+			path = workspaceConfig
 		}
 	}
 	if path != "" {
