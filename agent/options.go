@@ -122,7 +122,7 @@ type config struct {
 	// workspaceControl are workspace-relative control files, pinned when
 	// a session starts (WithWorkspaceControlFiles).
 	workspaceControl []string
-	prices       map[string]llm.Price // WithPrices, by role
+	prices           map[string]llm.Price // WithPrices, by role
 	// repairTmpl is the "worker_repair" prompt, parsed once by WithPrompt.
 	repairTmpl *template.Template
 	// userTests are the person's acceptance tests (WithTests).
