@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/tools"
 )
 
@@ -172,16 +173,24 @@ func PinsFile(ws string) (string, error) {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no folder for the pins of control files: %w", err)
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(base, "trio", "pins", hex.EncodeToString(sum[:16])+".json"), nil
+	return filepath.Join(pinsDir(), hex.EncodeToString(sum[:16])+".json"), nil
+}
+
+// pinsDir is $XDG_STATE_HOME/trio/pins, else ~/.local/state/trio/pins,
+// else, for a user without a home folder (nobody's is /nonexistent), a
+// folder of this uid's in the temporary folder, which PinControlFiles
+// checks is private before it writes there.
+func pinsDir() string {
+	if base := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(base) {
+		return filepath.Join(base, "trio", "pins")
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		if st, err := os.Stat(home); err == nil && st.IsDir() {
+			return filepath.Join(home, ".local", "state", "trio", "pins")
+		}
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("trio-state-%d", os.Geteuid()), "pins")
 }
 
 // PinnedWorkspace returns the nearest folder holding path (its own folder
@@ -263,7 +272,11 @@ func PinControlFiles(ws string, files []string, trust bool) ([]string, error) {
 		return nil, fmt.Errorf("agent: pins of control files: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("agent: pins of control files: %w", err)
+		return nil, fmt.Errorf("agent: pins of control files: %w (set XDG_STATE_HOME to a folder of yours outside the workspace)", err)
+	}
+	if err := sandbox.Private(filepath.Dir(path), true); err != nil {
+		// Another user's folder could hold pins that hide a change.
+		return nil, fmt.Errorf("agent: pins of control files: %w (set XDG_STATE_HOME to a folder of yours outside the workspace)", err)
 	}
 	if err := writeFileAtomic(path, b); err != nil {
 		return nil, fmt.Errorf("agent: pins of control files: %w", err)

@@ -57,3 +57,33 @@ func TestPinControlFiles(t *testing.T) {
 		t.Errorf("removed: %v", err)
 	}
 }
+
+// A user without a home folder (nobody's is /nonexistent) keeps pins in a
+// private folder of its uid under the temporary folder; one that another
+// user made there is refused, not trusted.
+func TestPinsWithoutHome(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/nonexistent")
+	t.Setenv("TMPDIR", tmp)
+	ws := t.TempDir()
+	cfg := filepath.Join(ws, "trio.yaml")
+	if _, err := agent.PinControlFiles(ws, []string{cfg}, false); err != nil {
+		t.Fatalf("pin without a home: %v", err)
+	}
+	path, _ := agent.PinsFile(ws)
+	if !strings.HasPrefix(path, tmp+"/") {
+		t.Fatalf("pins file %s, want under %s", path, tmp)
+	}
+	os.WriteFile(cfg, []byte("x\n"), 0o644)
+	if _, err := agent.PinControlFiles(ws, []string{cfg}, false); !errors.Is(err, agent.ErrControlChanged) {
+		t.Errorf("a trio.yaml created since: %v", err)
+	}
+
+	// Someone else's folder of that name (made writable by others here,
+	// as root cannot be another uid without a chown).
+	os.Chmod(filepath.Dir(path), 0o777)
+	if _, err := agent.PinControlFiles(ws, []string{cfg}, true); err == nil || !strings.Contains(err.Error(), "writable by others") {
+		t.Errorf("a pins folder others may write: %v", err)
+	}
+}
