@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/trioagent/trio/policy"
@@ -248,7 +249,8 @@ func PinControlFiles(ws string, files []string, trust bool) ([]string, error) {
 		now := absent
 		if sum, err := tools.FileSHA256(f); err == nil {
 			now = sum
-		} else if !errors.Is(err, os.ErrNotExist) {
+		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			// ENOTDIR: a workspace that is a file, which the run refuses.
 			return nil, fmt.Errorf("agent: control file: %w", err)
 		}
 		switch was, ok := rec.Files[rel]; {
