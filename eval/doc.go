@@ -25,6 +25,11 @@
 // critic/sentinel) over the hidden tests; a report an honest runner could
 // not have made is a hidden fail marked forged.
 //
+// With WithRemote the runs happen elsewhere (trio eval --temporal: on a
+// pool of workers); the eval hands them over at once, waits for each to
+// be laid out in its sample's folder and judges it here as above, so
+// results, totals and eval.json are made by the same code either way.
+//
 // This package must not parse trio.yaml, speak HTTP or know about any
 // model provider: the caller hands in a model per task.
 package eval

@@ -108,6 +108,7 @@ type config struct {
 	resamples   int
 	provenance  Provenance
 	mix         bool
+	remote      Remote
 }
 
 // WithOut sets the output folder (eval.json, eval.md, tasks/). Required.
@@ -361,10 +362,6 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 	}
 	rep := &Report{Suite: suite.Name, SuiteDir: suite.Dir, Out: out, Parallel: e.cfg.parallel, Sandbox: sc.Kind, Isolated: isolated,
 		Started: started, Samples: e.cfg.samples}
-	type job struct {
-		task   int
-		sample int
-	}
 	var jobList []job
 	for i := range tasks {
 		for k := 1; k <= e.cfg.samples; k++ {
@@ -385,6 +382,11 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 		}
 		pending = append(pending, j)
 	}
+	if e.cfg.remote != nil && len(pending) > 0 {
+		if err := e.startRemote(ctx, prov.ConfigHash, tasks, jobList, pending); err != nil {
+			return nil, err
+		}
+	}
 
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -395,7 +397,11 @@ func (e *Evaluator) Run(ctx context.Context, suite *Suite, tasks []Task) (*Repor
 	for range min(e.cfg.parallel, max(len(pending), 1)) {
 		wg.Go(func() {
 			for i := range jobs {
-				r, err := e.runTask(runCtx, out, sc, tasks[jobList[i].task], jobList[i].sample, prov.ConfigHash, total)
+				run := e.runTask
+				if e.cfg.remote != nil {
+					run = e.runRemote
+				}
+				r, err := run(runCtx, out, sc, tasks[jobList[i].task], jobList[i].sample, prov.ConfigHash, total)
 				if err != nil {
 					errMu.Lock()
 					if firstErr == nil && ctx.Err() == nil {
@@ -563,6 +569,12 @@ func otherConfigs(out, config string) ([]string, error) {
 	return found, nil
 }
 
+// job is one run of an eval: a task (its index) and a sample.
+type job struct {
+	task   int
+	sample int
+}
+
 func sampleName(id string, sample int) string {
 	if sample == 1 {
 		return id
@@ -615,13 +627,23 @@ func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxCon
 	if err != nil {
 		return nil, fmt.Errorf("eval: task %s: %w", t.ID, err)
 	}
-	h, err := judge(ctx, t, ws, filepath.Join(dir, "judge"), runID+"-judge", sc, e.cfg.policy)
+	disk.Workspace = ws
+	return e.judgeAndRecord(ctx, t, sample, dir, disk, runErr, sc, config, total, true)
+}
+
+// judgeAndRecord judges the run whose report is disk (its workspace at
+// disk.Workspace), writes the sample's result.json in dir and tells the
+// observers. ranIsolated says the run's own sandbox isolated it (a local
+// run's is the eval's kind, already in sc).
+func (e *Evaluator) judgeAndRecord(ctx context.Context, t Task, sample int, dir string, disk *agent.Report, runErr error,
+	sc agent.SandboxConfig, config string, total int, ranIsolated bool) (*TaskResult, error) {
+	h, err := judge(ctx, t, disk.Workspace, filepath.Join(dir, "judge"), disk.RunID+"-judge", sc, e.cfg.policy)
 	if err != nil {
 		return nil, fmt.Errorf("eval: task %s: hidden tests: %w", t.ID, err)
 	}
 	r := resultOf(t, disk, h, e.cfg.prices, e.cfg.modelPrices)
 	r.Sample, r.ConfigHash = sample, config
-	r.Isolated = sc.Kind != agent.SandboxLocal && h.Isolated
+	r.Isolated = sc.Kind != agent.SandboxLocal && h.Isolated && ranIsolated
 	if runErr != nil {
 		r.Error = runErr.Error()
 	}
