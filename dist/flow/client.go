@@ -27,13 +27,16 @@ func StartOptions(runID string) client.StartWorkflowOptions {
 }
 
 // ChildOptions are StartOptions for a run started by another workflow (an
-// eval's fan-out, with ids derived from the suite's and the task's hashes):
-// a repeated submission does not run the task twice.
+// eval's fan-out, with ids derived from the task's hash, the sample and
+// the configuration, EvalRunID): a repeated submission does not run the
+// task twice. The run outlives its parent (a fan-out cancelled or
+// terminated), so that a later submission finds it.
 func ChildOptions(runID string) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            runID,
 		TaskQueue:             SharedQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	}
 }
 

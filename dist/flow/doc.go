@@ -16,6 +16,13 @@
 // the session with the request; the workflow waits for a confirm signal
 // for the policy's timeout (no answer is no) and resumes with the answer.
 //
+// An eval's fan-out (Eval) is a workflow that starts one child run
+// workflow per task and sample, with ids derived from the task's hash,
+// the sample and the eval's configuration (EvalRunID): a run that exists,
+// running or ended, is attached to, never started again. A run's Spec in
+// the store carries what an eval task adds to the worker's settings (its
+// replay script, seed, budgets and the eval's policy).
+//
 // Only this package and the trio worker command import the Temporal SDK;
 // the server lives in tests.
 package flow

@@ -31,6 +31,10 @@ type Call struct {
 	// restored run, to resume (agent.Resume).
 	Fresh bool
 	Store store.Store
+	// Spec is the run's spec from the store (zero when it has none): the
+	// runner honours its policy, budgets, metadata and seed, and its
+	// caller chooses the model by its Replay.
+	Spec Spec
 	// Confirmer answers the policy's "ask": from the answers the
 	// workflow passed, else it ends the session with the request.
 	Confirmer policy.Confirmer
@@ -50,7 +54,8 @@ type Host struct {
 	Name  string
 	Store store.Store
 	// Root holds the runs placed here: Root/runs/<id>, their workspace at
-	// Root/runs/<id>/workspace.
+	// Root/workspaces/<id> (outside the run folder, so that a first
+	// session can lay a seed in it before the run folder exists).
 	Root string
 	Run  Runner
 	// Heartbeat is how often a session heartbeats (default 1s; the SDK
@@ -86,6 +91,8 @@ func (h *Host) logf(format string, args ...any) {
 
 func (h *Host) runDir(run string) string { return filepath.Join(h.Root, "runs", run) }
 
+func (h *Host) workspace(run string) string { return filepath.Join(h.Root, "workspaces", run) }
+
 // placedFile records which commit the local folders hold.
 func (h *Host) placedFile(run string) string { return filepath.Join(h.Root, "placed", run) }
 
@@ -103,11 +110,14 @@ func (h *Host) prepare(ctx context.Context, run string, c *dist.Commit) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
+	if err := os.RemoveAll(h.workspace(run)); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(h.placedFile(run)), 0o755); err != nil {
 		return err
 	}
 	if want != "none" {
-		if err := dist.Restore(ctx, h.Store, c, dir, filepath.Join(dir, "workspace")); err != nil {
+		if err := dist.Restore(ctx, h.Store, c, dir, h.workspace(run)); err != nil {
 			return err
 		}
 		h.logf("trio worker: run %s: commit %d (epoch %d, from %s) restored into %s", run, c.Seq, c.Epoch, c.Host, dir)
@@ -180,7 +190,7 @@ func (h *Host) Session(ctx context.Context, in SessionInput) (SessionResult, err
 		return SessionResult{}, err
 	}
 	dir := h.runDir(in.RunID)
-	ws := filepath.Join(dir, "workspace")
+	ws := h.workspace(in.RunID)
 	h.logf("trio worker: run %s: session of epoch %d on %s, from commit %d", in.RunID, in.Epoch, h.Name, s.Seq()-1)
 
 	var (
@@ -225,11 +235,15 @@ func (h *Host) Session(ctx context.Context, in SessionInput) (SessionResult, err
 	}()
 	defer func() { close(hbStop); <-hbDone }()
 
+	spec, err := LoadSpec(ctx, h.Store, in.RunID)
+	if err != nil {
+		return SessionResult{}, err
+	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	cf := newConfirmer(in.Answers, cancel)
 	reason, err := h.Run(sctx, Call{RunID: in.RunID, RunDir: dir, Workspace: ws, Fresh: base == nil || base.Manifest == "",
-		Store: h.Store, Confirmer: cf, Checkpoint: commit})
+		Store: h.Store, Spec: spec, Confirmer: cf, Checkpoint: commit})
 	ask := cf.pendingRequest()
 	if _, statErr := os.Stat(filepath.Join(dir, agent.StateFile)); statErr == nil && !errors.Is(err, dist.ErrStale) {
 		// What the last checkpoint left out (the report, the trace's end).

@@ -166,7 +166,7 @@ func TestRunMovesToAnotherHost(t *testing.T) {
 		rep, _ := os.ReadFile(filepath.Join(dir, "b", "runs", "r1", agent.ReportJSON))
 		t.Fatalf("the run on host b stopped: %q; report: %.2000s", res.Reason, rep)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, "b", "runs", "r1", "workspace", "calc.go"))
+	got, err := os.ReadFile(filepath.Join(dir, "b", "workspaces", "r1", "calc.go"))
 	if err != nil || string(got) != calcGood {
 		t.Fatalf("calc.go on b: %q, %v", got, err)
 	}
