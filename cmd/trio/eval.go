@@ -43,6 +43,7 @@ type evalFlags struct {
 	mix         bool
 	failUnder   float64
 	quiet, json bool
+	temporal    temporalEval
 }
 
 // Exit codes of trio eval beyond the common ones.
@@ -108,6 +109,15 @@ in the summary.
 
 trio eval compare A B compares two evals (see trio eval compare --help).
 
+--temporal runs the tasks on Temporal (see trio worker): one child workflow
+per task and sample, whose id comes from the task's hash, the sample and
+the configuration, so a second submission runs no task twice. Each run's
+goal, replay script (--model replay), seed, budgets and policy go to the
+store; the workers run them, each --parallel at a time, with their own
+sandbox. Here, each finished run is restored from the store and judged as
+above (the hidden tests never leave this host), and eval.json is written
+as for a local eval; --parallel bounds the judges.
+
 --model replay (the default) drives each run with the task's replay.yaml
 through the OpenAI-compatible provider on loopback, offline; --model endpoint
 uses the model endpoint of trio.yaml or the environment, as trio run does.
@@ -118,7 +128,8 @@ uses the model endpoint of trio.yaml or the environment, as trio run does.
   trio eval evals/ --tags python --parallel 2 --sandbox local
   trio eval evals/ --model endpoint --price gpt-4.1-mini=0.4,1.6 --out runs/eval-gpt
   trio eval compare runs/eval-a runs/eval-b
-  trio eval evals/ --json > events.jsonl`,
+  trio eval evals/ --json > events.jsonl
+  TRIO_STORE=/srv/trio-store trio eval evals/ --temporal`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd.Context(), g, io, f, args[0])
@@ -140,6 +151,7 @@ uses the model endpoint of trio.yaml or the environment, as trio run does.
 	fl.StringVar(&f.sandbox, "sandbox", "", "where runs and hidden tests run: containerd, userns (no root needed), local (no isolation; every result is marked UNISOLATED) or auto: containerd, else userns, else a refusal (default: sandbox.kind of trio.yaml, else auto)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fl.BoolVar(&f.json, "json", false, "write every event as JSON lines on stdout")
+	f.temporal.add(cmd)
 	return cmd
 }
 
@@ -190,9 +202,13 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	if err != nil {
 		return err
 	}
-	models, err := evalModels(f.model, cfg, tasks)
-	if err != nil {
-		return err
+	var models eval.ModelFunc = noModels
+	// On Temporal the workers' models run the tasks; a replay eval still
+	// needs each task's script, checked here.
+	if !f.temporal.on || f.model == evalReplay {
+		if models, err = evalModels(f.model, cfg, tasks); err != nil {
+			return err
+		}
 	}
 	out := f.out
 	if out == "" {
@@ -236,6 +252,14 @@ func runEval(ctx context.Context, g *globals, io stdio, f *evalFlags, suiteDir s
 	if b := cfg.Budgets; b.MaxSteps != 0 || b.MaxTotalTurns != 0 || b.MaxRepairRounds != 0 || b.MaxTokens != 0 || b.MaxWallTime.Duration != 0 {
 		opts = append(opts, eval.WithBudgets(agent.Budgets{MaxSteps: b.MaxSteps, MaxTotalTurns: b.MaxTotalTurns,
 			MaxRepairRounds: b.MaxRepairRounds, MaxTokens: b.MaxTokens, MaxWallTime: b.MaxWallTime.Duration}))
+	}
+	if f.temporal.on {
+		r, err := f.temporal.remote(io, f.model, pol, polPath)
+		if err != nil {
+			return err
+		}
+		defer r.c.Close()
+		opts = append(opts, eval.WithRemote(r))
 	}
 	e, err := eval.New(models, opts...)
 	if err != nil {

@@ -24,8 +24,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trioagent/trio/agent"
+	"github.com/trioagent/trio/cmd/trio/config"
 	"github.com/trioagent/trio/dist/flow"
 	"github.com/trioagent/trio/dist/store"
+	"github.com/trioagent/trio/examples/demo"
+	"github.com/trioagent/trio/llm"
 )
 
 // Environment variables of the Temporal commands (the first two are the
@@ -109,7 +112,8 @@ stop heartbeating and their runs move to another worker, which restores
 the last commit and resumes (only the call in flight runs again).
 
 The model is this worker's: the endpoint of trio.yaml and the environment,
-or the script of $TRIO_SCRIPT. Runs live in --dir/runs/<run-id>.
+or the script of $TRIO_SCRIPT (an eval task's run: its replay script). Runs live in
+--dir/runs/<run-id>, their workspaces in --dir/workspaces/<run-id>.
 
 Two workers on one machine need different --name values (the default,
 host name and pid, differs) and different --dir folders.
@@ -150,7 +154,7 @@ host name and pid, differs) and different --dir folders.
 				closeModel()
 			}
 			run := func(ctx context.Context, call flow.Call) (string, error) {
-				model, closeModel, err := modelOf(rec, cfg)
+				model, closeModel, err := sessionModel(rec, cfg, call.Spec)
 				if err != nil {
 					return "", err
 				}
@@ -168,6 +172,7 @@ host name and pid, differs) and different --dir folders.
 			defer c.Close()
 			shared := worker.New(c, flow.SharedQueue, worker.Options{})
 			shared.RegisterWorkflowWithOptions(flow.Run, workflow.RegisterOptions{Name: flow.RunWorkflow})
+			shared.RegisterWorkflowWithOptions(flow.Eval, workflow.RegisterOptions{Name: flow.EvalWorkflow})
 			shared.RegisterActivityWithOptions(host.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
 			own := worker.New(c, host.Queue(), worker.Options{MaxConcurrentActivityExecutionSize: parallel})
 			own.RegisterActivityWithOptions(host.Session, activity.RegisterOptions{Name: flow.SessionActivity})
@@ -194,6 +199,23 @@ host name and pid, differs) and different --dir folders.
 	cmd.Flags().StringVar(&sbKind, "sandbox", "", "where commands run (as for trio run)")
 	cmd.Flags().StringVar(&polFlag, "policy", "", "policy file (default: policy of trio.yaml, else the built-in strict policy)")
 	return cmd
+}
+
+// sessionModel is the model of a session: the run's own replay script
+// (an eval task's, from its spec), else the worker's.
+func sessionModel(rec runRecord, cfg *config.File, spec flow.Spec) (llm.Model, func(), error) {
+	if spec.Replay == "" {
+		return modelOf(rec, cfg)
+	}
+	s, err := llm.ParseScript("replay", []byte(spec.Replay))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: the run's replay script: %v", agent.ErrInvalidInput, err)
+	}
+	ep, err := demo.ServeScript(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ep, ep.Close, nil
 }
 
 // newRunID is a run id of the same shape as the agent's: a UTC time and a
