@@ -44,16 +44,14 @@ type SandboxConfig struct {
 	// SandboxUserns or SandboxLocal.
 	Kind string
 	// Containerd configures the containerd sandbox (address, namespace,
-	// root file system, user...). Its Workspace, RunID and Limits are the
-	// run's: the workspace, the run id and the policy's limits. An empty
-	// Address is $TRIO_CONTAINERD_ADDRESS, else containerd.DefaultAddress;
-	// auto asks containerd.Available there.
+	// root file system, user...). An empty Address is
+	// $TRIO_CONTAINERD_ADDRESS, else containerd.DefaultAddress; auto asks
+	// containerd.Available there. The workspace, run id, limits and path
+	// rules are the run's (see OpenSandbox).
 	Containerd containerd.Config
-	// Userns configures the userns sandbox (bwrap, DenyTCP...); its
-	// Workspace, Limits and PathRules are the run's.
+	// Userns configures the userns sandbox (bwrap, DenyTCP...).
 	Userns userns.Config
-	// Landlock configures the landlock sandbox; its Workspace, Limits and
-	// PathRules are the run's.
+	// Landlock configures the landlock sandbox.
 	Landlock landlock.Config
 	// Auto lists the isolating kinds auto tries, in order; nil means
 	// containerd, userns, landlock. Leaving one out (landlock hides no

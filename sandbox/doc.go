@@ -11,13 +11,18 @@
 //
 // # Opening a sandbox
 //
-// Callers never call a kind's constructor: they name a kind and give the
-// per-run part, as database/sql names a driver:
+// Callers name a kind and give the per-run part, as database/sql names a
+// driver; the kind's own settings ride along in RunSpec.Settings:
 //
 //	sb, err := sandbox.Open(ctx, "userns", sandbox.RunSpec{
 //		Workspace: ws, Limits: limits, PathRules: rules,
 //		Settings:  userns.Config{Bwrap: "/usr/bin/bwrap"}, // nil: defaults
 //	})
+//
+// A kind's New takes the same RunSpec (userns.New(ctx, spec)) and returns
+// its own type, for an embedder that wants what only that kind has
+// (Reset). Per-run values live in the RunSpec alone: no kind's Config
+// has a workspace, limits, path rules, run id or progress.
 //
 // A kind is available once its package is imported (its init function
 // registers it). Which kind "auto" means is decided in one place,
@@ -32,16 +37,17 @@
 //
 //  1. Make sandbox/<kind> with a doc.go saying what it enforces and, as
 //     exactly, what it does not that the others do.
-//  2. Give it a Config for its own settings only, and a type satisfying
-//     [Sandbox] (and [Starter], when it can run a stdio MCP server;
+//  2. Give it a Config for its own settings only (what one run gives
+//     every kind is in [RunSpec]), a New(ctx, RunSpec) that takes its
+//     Config from RunSpec.Settings (nil means defaults; a value of
+//     another type is an ErrConfig), and a type satisfying [Sandbox] (and [Starter], when it can run a stdio MCP server;
 //     [Resetter], when it can start over between commands). Info lists
 //     every limit of [Limits] in Enforced or NotEnforced, each
 //     NotEnforced entry starting with the limit's name ("cpus: ...").
 //  3. Wrap [ErrUnavailable] in its "cannot run here" errors and
 //     [ErrConfig] in its bad-settings errors.
-//  4. Register a [Driver] from init: Register("<kind>", driver{}). The
-//     driver takes its Config from RunSpec.Settings (nil means defaults);
-//     it may also be a [WorkspaceChecker] (it cannot run on some
+//  4. Register a [Driver] from init: Register("<kind>", driver{}), whose
+//     Open calls New; it may also be a [WorkspaceChecker] (it cannot run on some
 //     workspaces) and a [Pruner] (its sandboxes leave state on the host
 //     when their process is killed; trio sandbox prune then finds it).
 //  5. Pass the shared conformance suite of internal/sandboxtest, as root

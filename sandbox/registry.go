@@ -24,16 +24,16 @@ type RunSpec struct {
 	// Progress, when set, is told about slow steps (an image pulled, a
 	// warm cache built).
 	Progress func(msg string)
-	// Settings are the kind's own settings, a value of the Config type of
-	// its package (containerd.Config, userns.Config, landlock.Config);
-	// nil: its defaults. Their per-run fields, when they have any, are
-	// replaced by the spec's.
+	// Settings are the kind's own settings, a Config (or *Config) of its
+	// package: containerd.Config, userns.Config, landlock.Config; nil:
+	// its defaults. They hold nothing of the run's: that is the fields
+	// above.
 	Settings any
 }
 
 // Driver is a sandbox kind as the registry knows it. Each kind's package
-// registers one from its init function (see [Register]); nothing else
-// calls a kind's constructor.
+// registers one from its init function (see [Register]); its Open calls
+// the kind's New with the same RunSpec.
 type Driver interface {
 	// Available reports whether this machine can run the kind with
 	// settings (nil: its defaults); the error wraps ErrUnavailable and

@@ -77,9 +77,9 @@ func TestWarmBaseServesEveryKind(t *testing.T) {
 		var sb sandbox.Sandbox
 		var err error
 		if kind == "userns" {
-			sb, err = userns.New(ctx, userns.Config{Workspace: ws, Limits: limits, WarmCache: warm})
+			sb, err = userns.New(ctx, sandbox.RunSpec{Workspace: ws, Limits: limits, Settings: userns.Config{WarmCache: warm}})
 		} else {
-			sb, err = containerd.New(ctx, containerd.Config{Workspace: ws, Limits: limits, WarmCache: warm})
+			sb, err = containerd.New(ctx, sandbox.RunSpec{Workspace: ws, Limits: limits, Settings: containerd.Config{WarmCache: warm}})
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)

@@ -20,7 +20,7 @@ import (
 func BenchmarkExecTrue(b *testing.B) {
 	ctx := context.Background()
 	b.Run("exec", func(b *testing.B) {
-		s := newSandbox(b, Config{})
+		s := newSandbox(b, sandbox.RunSpec{})
 		for b.Loop() {
 			if res, err := s.Exec(ctx, sandbox.Command{Argv: []string{"true"}}); err != nil || res.ExitCode != 0 {
 				b.Fatal(res, err)
@@ -28,7 +28,7 @@ func BenchmarkExecTrue(b *testing.B) {
 		}
 	})
 	b.Run("fresh-container", func(b *testing.B) {
-		s := newSandbox(b, Config{})
+		s := newSandbox(b, sandbox.RunSpec{})
 		i := 0
 		for b.Loop() {
 			i++
@@ -59,8 +59,8 @@ func BenchmarkExecTrue(b *testing.B) {
 // in the local sandbox.
 func BenchmarkExecRatios(b *testing.B) {
 	ctx := context.Background()
-	s := newSandbox(b, Config{})
-	viaRunc := newSandbox(b, Config{noExecServer: true})
+	s := newSandbox(b, sandbox.RunSpec{})
+	viaRunc := newSandbox(b, sandbox.RunSpec{Settings: Config{noExecServer: true}})
 	if s.exe == "" || viaRunc.exe != "" {
 		b.Fatal("the exec server is not where this benchmark expects it")
 	}
@@ -189,7 +189,7 @@ func BenchmarkGoTest(b *testing.B) {
 	b.Run("containerd", func(b *testing.B) {
 		ws := b.TempDir()
 		writeProject(b, ws)
-		bench(b, newSandbox(b, Config{Workspace: ws, Limits: limits}))
+		bench(b, newSandbox(b, sandbox.RunSpec{Workspace: ws, Limits: limits}))
 	})
 	b.Run("local", func(b *testing.B) {
 		ws := b.TempDir()

@@ -53,19 +53,17 @@ var DefaultToolchainDirs = sandbox.DefaultToolchainDirs
 // read-only in mode "host" (sandbox.DefaultEtcFiles).
 var DefaultEtcFiles = sandbox.DefaultEtcFiles
 
-// Config says how to reach containerd and what the run's container is.
+// Config is the containerd kind's own settings: how to reach containerd
+// and what the run's container is made of. What one run gives every kind
+// (its workspace, run id, limits, path rules and progress) comes in the
+// sandbox.RunSpec that [New] and sandbox.Open take; a Config is its
+// Settings. The zero Config is the defaults.
 type Config struct {
 	// Address of containerd's socket; default $TRIO_CONTAINERD_ADDRESS,
 	// else DefaultAddress.
 	Address string
 	// Namespace in containerd; default "trio".
 	Namespace string
-	// Workspace is the host folder bound read-write at /workspace. Required.
-	Workspace string
-	// RunID names the run; the container is "trio-<RunID>". Default random.
-	RunID string
-	// Limits bound the container and each command.
-	Limits sandbox.Limits
 	// RootFS is RootFSHost (default) or RootFSImage.
 	RootFS string
 	// Image is, in mode "image", an image reference already in containerd
@@ -86,25 +84,12 @@ type Config struct {
 	// sandbox takes ownership of the workspace's entries for NobodyID before
 	// each command (root on the host keeps full access). Root is never used.
 	UID, GID uint32
-	// Rules lay the policy's path rules out as mounts over the workspace
-	// (see sandbox.PlanLayout): hidden entries get an empty file or folder
-	// bound over them, read-only ones a read-only bind. They are planned
-	// again before every command; when the layout changed (a new match, or
-	// rules that changed, such as the Critic's tests folder made
-	// read-only), the container is recreated with the new mounts before
-	// the command runs. nil leaves the whole workspace writable.
-	Rules sandbox.PathRules
 	// WarmCache is the folder of Trio's trusted caches: a base of the Go
 	// build cache per toolchain, built once in a sandbox of its own with
 	// the standard library compiled, which every run gets read-only under
 	// a private writable layer. Default sandbox.DefaultWarmCache(); "none" starts
 	// every run with an empty build cache.
 	WarmCache string
-	// Progress, when set, is told about slow steps (building the warm
-	// cache) as they start and end.
-	Progress func(msg string)
-	// goCache replaces the run's cache folder (the warm-up's own sandbox).
-	goCache string
 	// noExecServer starts commands with runc's exec even where the exec
 	// server could run (the benchmarks compare the two).
 	noExecServer bool
@@ -122,9 +107,18 @@ var (
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
+// config is one run's sandbox: its spec, whose Settings are taken out
+// into Config, with the defaults filled by withDefaults.
+type config struct {
+	sandbox.RunSpec
+	Config
+	// goCache replaces the run's cache folder (the warm-up's own sandbox).
+	goCache string
+}
+
 // withDefaults fills defaults and checks the config; addrFrom says where the
 // address came from, for error messages.
-func (c Config) withDefaults() (cfg Config, addrFrom string, err error) {
+func (c config) withDefaults() (cfg config, addrFrom string, err error) {
 	addrFrom = "config"
 	if c.Address == "" {
 		if v := os.Getenv(AddressEnv); v != "" {

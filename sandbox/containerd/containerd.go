@@ -46,7 +46,7 @@ const ioGrace = time.Second
 // (see box). It is safe for concurrent use; commands run one at a time,
 // so that between two of them the box holds no process but its init.
 type Sandbox struct {
-	cfg      Config
+	cfg      config
 	client   *client.Client
 	ctx      context.Context // carries the namespace; never cancelled
 	stateDir string
@@ -137,9 +137,31 @@ func connect(ctx context.Context, address, ns, from string) (*client.Client, err
 }
 
 // New connects to containerd, removes leftovers of dead runs and prepares
-// the run's state; the first command creates and starts the run's
-// container (see box).
-func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
+// the state of one run; the first command creates and starts the run's
+// container (see box). spec.Workspace (required) is bound read-write at
+// /workspace; spec.RunID names the container "trio-<RunID>" (default
+// random); spec.Limits bound the container and each command;
+// spec.PathRules (nil: the whole workspace writable) are laid out as
+// mounts over the workspace (see sandbox.PlanLayout): hidden entries get
+// an empty file or folder bound over them, read-only ones a read-only
+// bind, planned again before every command, and when the layout changed
+// (a new match, or rules that changed, such as the Critic's tests folder
+// made read-only) the container is recreated with the new mounts before
+// the command runs; spec.Progress is told about slow steps (building the
+// warm cache). spec.Settings is a Config or *Config, nil for the
+// defaults.
+func New(ctx context.Context, spec sandbox.RunSpec) (*Sandbox, error) {
+	cfg, err := settings(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	spec.Settings = nil
+	return newRun(ctx, config{RunSpec: spec, Config: cfg})
+}
+
+// newRun opens a sandbox for cfg, whose defaults it fills; the warm-up's
+// own sandbox comes here with its run's settings.
+func newRun(ctx context.Context, cfg config) (_ *Sandbox, retErr error) {
 	cfg, from, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -180,7 +202,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 	}
 	if s.adopt {
 		// Before the container exists: no sandboxed process can race it.
-		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
+		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.PathRules); err != nil {
 			return nil, fmt.Errorf("workspace ownership: %w", err)
 		}
 	}
@@ -257,10 +279,10 @@ func (s *Sandbox) makeState() error {
 // planLayout is the layout the rules select in the workspace now, of any
 // size (see prepare).
 func (s *Sandbox) planLayout() (sandbox.Layout, error) {
-	if s.cfg.Rules == nil {
+	if s.cfg.PathRules == nil {
 		return sandbox.Layout{}, nil
 	}
-	l, err := sandbox.PlanLayout(s.cfg.Workspace, s.cfg.Rules)
+	l, err := sandbox.PlanLayout(s.cfg.Workspace, s.cfg.PathRules)
 	if err != nil {
 		return l, fmt.Errorf("containerd sandbox: %w", err)
 	}
@@ -339,7 +361,7 @@ func (s *Sandbox) initAlive() bool {
 // sandbox.BaseEnv, plus the Go and Python settings for the container's
 // folders; without network, module and package downloads are off so that
 // they fail fast.
-func containerEnv(cfg Config) []string {
+func containerEnv(cfg config) []string {
 	// GOFLAGS and GOENV are set so that a Go env file or variable a
 	// command plants in HOME cannot change later commands' go (the
 	// Critic's go test -json above all); PYTHONNOUSERSITE keeps a planted
@@ -548,7 +570,7 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 		return errDiskFull
 	}
 	if s.adopt {
-		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
+		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.PathRules); err != nil {
 			return fmt.Errorf("workspace ownership: %w", err)
 		}
 	}
@@ -565,10 +587,10 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 // cannot dodge the removal by making too many hidden files. Each removal
 // is noted on stderr.
 func (s *Sandbox) afterCommand(stderr io.Writer) error {
-	if s.cfg.Rules == nil {
+	if s.cfg.PathRules == nil {
 		return nil
 	}
-	removed, err := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.Rules, s.layout)
+	removed, err := sandbox.RemoveNewHidden(s.cfg.Workspace, s.cfg.PathRules, s.layout)
 	sandbox.NoteRemoved(stderr, removed)
 	return err
 }

@@ -27,7 +27,7 @@ import (
 
 func TestExecBasics(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	if err := os.MkdirAll(filepath.Join(s.cfg.Workspace, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestExecBasics(t *testing.T) {
 
 func TestDirEscapeRejected(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	for _, dir := range []string{"..", "../x", "/etc", "a/../../b"} {
 		if _, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"true"}, Dir: dir}); !errors.Is(err, sandbox.ErrOutsideWorkspace) {
 			t.Errorf("Dir %q: err = %v, want ErrOutsideWorkspace", dir, err)
@@ -80,7 +80,7 @@ func TestDirEscapeRejected(t *testing.T) {
 
 func TestFileSystem(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	res := run(t, s, "sh", "-c", "echo from-inside > /workspace/made.txt")
 	if res.ExitCode != 0 {
 		t.Fatalf("write to /workspace: %+v", res)
@@ -132,7 +132,7 @@ func TestNoNetwork(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	tests := []struct {
 		name string
 		argv []string
@@ -164,7 +164,7 @@ func TestNoNetwork(t *testing.T) {
 
 func TestMemoryHogIsOOMKilled(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 128 << 20, Pids: 256}})
+	s := newSandbox(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 128 << 20, Pids: 256}})
 	// tail keeps the whole newline-free line in memory.
 	res := run(t, s, "sh", "-c", "head -c 1000000000 /dev/zero | tail -n 1 | wc -c")
 	if !res.OOMKilled {
@@ -177,7 +177,7 @@ func TestMemoryHogIsOOMKilled(t *testing.T) {
 
 func TestForkBombStoppedByPidsLimit(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: 5 * time.Second, Memory: 256 << 20, Pids: 64}})
+	s := newSandbox(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: 5 * time.Second, Memory: 256 << 20, Pids: 64}})
 	start := time.Now()
 	res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"sh", "-c", "bomb() { bomb | bomb & }; bomb; sleep 3"}})
 	if err != nil {
@@ -205,7 +205,7 @@ func TestForkBombStoppedByPidsLimit(t *testing.T) {
 
 func TestTimeoutKillsProcessTree(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	start := time.Now()
 	res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"sh", "-c", "sleep 600 & sleep 600"}, Timeout: 2 * time.Second})
 	if err != nil {
@@ -223,7 +223,7 @@ func TestTimeoutKillsProcessTree(t *testing.T) {
 
 func TestContextCancel(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	res, err := s.Exec(ctx, sandbox.Command{Argv: []string{"sleep", "600"}})
@@ -233,7 +233,7 @@ func TestContextCancel(t *testing.T) {
 }
 
 func TestOutputTruncatedWithBoundedMemory(t *testing.T) {
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -253,7 +253,7 @@ func TestOutputTruncatedWithBoundedMemory(t *testing.T) {
 func TestNonRootAndNoHostEnv(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-fake-trio-test-key")
 	t.Setenv("TRIO_TEST_SECRET", "fake-secret-value")
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	if res := run(t, s, "id", "-u"); strings.TrimSpace(res.Stdout) == "0" || res.ExitCode != 0 {
 		t.Errorf("id -u: %+v", res)
 	}
@@ -276,7 +276,7 @@ func TestNonRootAndNoHostEnv(t *testing.T) {
 
 func TestConfiguredUID(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{UID: 4242, GID: 4343})
+	s := newSandbox(t, sandbox.RunSpec{Settings: Config{UID: 4242, GID: 4343}})
 	if res := run(t, s, "id", "-u", "-g"); res.Stdout != "4242\n" && res.Stdout != "4242\n4343\n" {
 		// id prints one line per flag only with coreutils >= 9; accept either.
 		res2 := run(t, s, "sh", "-c", "id -u; id -g")
@@ -292,7 +292,7 @@ func TestWorkspaceOwnerUID(t *testing.T) {
 	if err := os.Chown(ws, 1234, 1234); err != nil {
 		t.Skipf("cannot chown: %v", err)
 	}
-	s := newSandbox(t, Config{Workspace: ws})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	res := run(t, s, "sh", "-c", "id -u; touch /workspace/f")
 	if res.Stdout != "1234\n" || res.ExitCode != 0 {
 		t.Errorf("%+v", res)
@@ -336,7 +336,7 @@ func TestCloseRemovesEverything(t *testing.T) {
 	t.Parallel()
 	requireContainerd(t)
 	runID := fmt.Sprintf("close-%d", time.Now().UnixNano())
-	s, err := New(context.Background(), Config{Workspace: t.TempDir(), RunID: runID})
+	s, err := New(context.Background(), sandbox.RunSpec{Workspace: t.TempDir(), RunID: runID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestCrashChild(t *testing.T) {
 	if runID == "" {
 		t.Skip("helper process only")
 	}
-	s, err := New(context.Background(), Config{Workspace: os.Getenv("TRIO_TEST_CRASH_WS"), RunID: runID})
+	s, err := New(context.Background(), sandbox.RunSpec{Workspace: os.Getenv("TRIO_TEST_CRASH_WS"), RunID: runID})
 	if err != nil {
 		fmt.Println("crash child:", err)
 		os.Exit(2)
@@ -415,7 +415,7 @@ func TestLeftoversOfCrashedRunRemoved(t *testing.T) {
 		if _, err := os.Stat(state); err != nil {
 			t.Fatalf("command %v: the crashed run left no state folder: %v", command, err)
 		}
-		s := newSandbox(t, Config{RunID: runID + "-next"})
+		s := newSandbox(t, sandbox.RunSpec{RunID: runID + "-next"})
 		run(t, s, "true")
 		if got := trioContainers(t, runID); len(got) != 0 {
 			t.Errorf("command %v: after a new sandbox: %v of the crashed run remain", command, got)
@@ -439,7 +439,7 @@ func TestKillChild(t *testing.T) {
 	if runID == "" {
 		t.Skip("helper process only")
 	}
-	s, err := New(context.Background(), Config{Workspace: os.Getenv("TRIO_TEST_KILL_WS"), RunID: runID})
+	s, err := New(context.Background(), sandbox.RunSpec{Workspace: os.Getenv("TRIO_TEST_KILL_WS"), RunID: runID})
 	if err != nil {
 		fmt.Println("kill child:", err)
 		os.Exit(2)
@@ -525,7 +525,7 @@ func TestKilledRunLeavesNothingRunning(t *testing.T) {
 
 func TestConcurrentSandboxesAreSeparate(t *testing.T) {
 	t.Parallel()
-	a, b := newSandbox(t, Config{}), newSandbox(t, Config{})
+	a, b := newSandbox(t, sandbox.RunSpec{}), newSandbox(t, sandbox.RunSpec{})
 	var wg sync.WaitGroup
 	results := make([]sandbox.Result, 2)
 	for i, s := range []*Sandbox{a, b} {
@@ -552,7 +552,7 @@ func TestUnavailable(t *testing.T) {
 		strings.Contains(err.Error(), "--sandbox") {
 		t.Errorf("Available: %v; want the address and the local kind, in the library's words (no CLI flag)", err)
 	}
-	_, err = New(context.Background(), Config{Address: missing, Workspace: t.TempDir()})
+	_, err = New(context.Background(), sandbox.RunSpec{Workspace: t.TempDir(), Settings: Config{Address: missing}})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Errorf("New: %v", err)
 	}
@@ -562,18 +562,20 @@ func TestConfigErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		cfg  Config
+		spec sandbox.RunSpec
 		want string
 	}{
-		{"no workspace", Config{}, "Workspace"},
-		{"bad run id", Config{Workspace: t.TempDir(), RunID: "../x"}, "RunID"},
-		{"bad rootfs", Config{Workspace: t.TempDir(), RootFS: "vm"}, "RootFS"},
-		{"image without ref", Config{Workspace: t.TempDir(), RootFS: RootFSImage}, "Image"},
-		{"workspace missing", Config{Workspace: "/nonexistent/trio"}, "Workspace"},
+		{"no workspace", sandbox.RunSpec{}, "Workspace"},
+		{"bad run id", sandbox.RunSpec{Workspace: t.TempDir(), RunID: "../x"}, "RunID"},
+		{"bad rootfs", sandbox.RunSpec{Workspace: t.TempDir(), Settings: Config{RootFS: "vm"}}, "RootFS"},
+		{"image without ref", sandbox.RunSpec{Workspace: t.TempDir(), Settings: &Config{RootFS: RootFSImage}}, "Image"},
+		{"workspace missing", sandbox.RunSpec{Workspace: "/nonexistent/trio"}, "Workspace"},
+		{"settings of another kind", sandbox.RunSpec{Workspace: t.TempDir(), Settings: struct{ RootFS string }{}}, "containerd.Config"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := tt.cfg.withDefaults()
+			// The settings are checked before containerd is asked.
+			_, err := New(context.Background(), tt.spec)
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want ErrConfig naming %s", err, tt.want)
 			}
@@ -583,8 +585,8 @@ func TestConfigErrors(t *testing.T) {
 
 func TestSameRunIDRefused(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
-	_, err := New(context.Background(), Config{Workspace: t.TempDir(), RunID: s.cfg.RunID})
+	s := newSandbox(t, sandbox.RunSpec{})
+	_, err := New(context.Background(), sandbox.RunSpec{Workspace: t.TempDir(), RunID: s.cfg.RunID})
 	if err == nil {
 		t.Fatal("a second sandbox with the same RunID was created")
 	}
@@ -595,7 +597,7 @@ func TestSameRunIDRefused(t *testing.T) {
 
 func TestMissingDir(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	if err := os.WriteFile(filepath.Join(s.cfg.Workspace, "file"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +614,7 @@ func TestMissingDir(t *testing.T) {
 
 func TestEscapedChildDoesNotHang(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	start := time.Now()
 	// setsid leaves the command's process group and keeps stdout open.
 	res := run(t, s, "sh", "-c", "setsid sleep 600 & sleep 0.2; echo out")
@@ -641,7 +643,7 @@ func TestNetworkWhenAllowed(t *testing.T) {
 			c.Close()
 		}
 	}()
-	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Network: true}})
+	s := newSandbox(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: time.Minute, Network: true}})
 	port := ln.Addr().(*net.TCPAddr).Port
 	if res := run(t, s, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)); res.ExitCode != 0 {
 		t.Errorf("with Limits.Network the host listener is unreachable: %+v", res)
@@ -684,7 +686,7 @@ func TestCloseGivesWorkspaceBack(t *testing.T) {
 		return int(sys.Uid), int(sys.Gid)
 	}
 
-	s := newSandbox(t, Config{Workspace: ws})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	res := run(t, s, "sh", "-c", "echo x > /workspace/made.txt && mkdir -p /workspace/new/deep && touch /workspace/new/deep/f && "+
 		"echo y >> /workspace/d/inner.txt && ln -s "+outside+" /workspace/link")
 	if res.ExitCode != 0 {
@@ -724,7 +726,7 @@ func TestPythonLeavesNoBytecode(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed on the host toolchain")
 	}
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	if err := os.WriteFile(filepath.Join(s.cfg.Workspace, "mod.py"), []byte("X = 42\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -808,7 +810,7 @@ func TestSweepRefusesForgedLabels(t *testing.T) {
 			}
 			Prune(context.Background(), Config{StateDir: state})
 			same("Prune")
-			s, err := New(context.Background(), Config{Workspace: t.TempDir(), StateDir: state})
+			s, err := New(context.Background(), sandbox.RunSpec{Workspace: t.TempDir(), Settings: Config{StateDir: state}})
 			if err == nil {
 				s.Close()
 			}

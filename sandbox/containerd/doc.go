@@ -22,7 +22,7 @@
 // container, a few milliseconds, where runc's exec costs 20 to 100 ms.
 // Where this executable cannot run in the container (an image root and a
 // dynamically linked executable), init is a shell and each command a
-// Task.Exec. Commands run one at a time. Before each, Config.Rules are laid
+// Task.Exec. Commands run one at a time. Before each, RunSpec.PathRules are laid
 // out again (sandbox.PlanLayout); a changed layout, or a dead init, makes
 // the container be recreated first. [Prune] removes what dead runs left. [Sandbox.Close] kills and deletes the task, the
 // container, its snapshot (image mode) and the run's state folder; an
@@ -43,7 +43,7 @@
 //     list of /etc entries (DefaultEtcFiles; /etc/passwd, group, hosts and
 //     an empty resolv.conf are generated); /root, /home, /var, /run and the
 //     rest of /etc are never bound. In mode "image", an image's snapshot;
-//   - the workspace read-write at /workspace, with Config.Rules laid out
+//   - the workspace read-write at /workspace, with RunSpec.PathRules laid out
 //     over it: an empty, root-owned, mode-0 file or folder bound read-only
 //     over each hidden entry, a read-only bind of each read-only one; a
 //     hidden path a command creates is removed after it;

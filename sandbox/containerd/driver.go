@@ -39,18 +39,7 @@ func (driver) Available(ctx context.Context, s any) error {
 }
 
 func (driver) Open(ctx context.Context, spec sandbox.RunSpec) (sandbox.Sandbox, error) {
-	cfg, err := settings(spec.Settings)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Workspace, cfg.Limits, cfg.Rules = spec.Workspace, spec.Limits, spec.PathRules
-	if spec.RunID != "" {
-		cfg.RunID = spec.RunID
-	}
-	if spec.Progress != nil {
-		cfg.Progress = spec.Progress
-	}
-	s, err := New(ctx, cfg)
+	s, err := New(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

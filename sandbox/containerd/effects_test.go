@@ -10,7 +10,7 @@ import (
 // openForEffects is the effect table's Opener for this kind: a sandbox on
 // dir with the rules laid out, closed when the test ends.
 func openForEffects(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
-	return newSandbox(t, Config{Workspace: dir, Limits: limits, Rules: rules})
+	return newSandbox(t, sandbox.RunSpec{Workspace: dir, Limits: limits, PathRules: rules})
 }
 
 // TestEffects runs the effect table against real containerd: hostile

@@ -19,7 +19,7 @@ func ExampleNew() {
 
 	var sb sandbox.Sandbox
 	if err := containerd.Available(ctx, ""); err == nil {
-		sb, err = containerd.New(ctx, containerd.Config{Workspace: workspace, RunID: "run-42", Limits: limits})
+		sb, err = containerd.New(ctx, sandbox.RunSpec{Workspace: workspace, RunID: "run-42", Limits: limits})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -70,7 +70,7 @@ func haveCap(c int) bool {
 // libraries there. Then commands go through runc's exec.
 // The copies stay while the sandbox holds the returned files open (see
 // exeCopy).
-func newExecServer(cfg Config, initUID uint32) (exe, helper string, held []*os.File, err error) {
+func newExecServer(cfg config, initUID uint32) (exe, helper string, held []*os.File, err error) {
 	if cfg.noExecServer {
 		return "", "", nil, nil
 	}

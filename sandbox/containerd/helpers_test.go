@@ -23,20 +23,20 @@ func requireContainerd(t testing.TB) {
 	}
 }
 
-func newSandbox(t testing.TB, cfg Config) *Sandbox {
+func newSandbox(t testing.TB, spec sandbox.RunSpec) *Sandbox {
 	t.Helper()
 	requireContainerd(t)
-	if cfg.Workspace == "" {
-		cfg.Workspace = t.TempDir()
+	if spec.Workspace == "" {
+		spec.Workspace = t.TempDir()
 	}
-	if cfg.Limits == (sandbox.Limits{}) {
-		cfg.Limits = sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, CPUs: 1, Pids: 256, Output: 64 << 10}
+	if spec.Limits == (sandbox.Limits{}) {
+		spec.Limits = sandbox.Limits{Timeout: time.Minute, Memory: 512 << 20, CPUs: 1, Pids: 256, Output: 64 << 10}
 	}
 	// Long enough for the first sandbox on a machine to build the warm
 	// build cache.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	s, err := New(ctx, cfg)
+	s, err := New(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}

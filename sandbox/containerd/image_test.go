@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/trioagent/trio/sandbox"
 )
 
 // tinyImage writes an OCI image layout tarball holding sh, sleep and a few
@@ -120,7 +122,7 @@ func tinyImage(t *testing.T) string {
 func TestImageMode(t *testing.T) {
 	t.Parallel()
 	requireContainerd(t)
-	s := newSandbox(t, Config{RootFS: RootFSImage, Image: tinyImage(t)})
+	s := newSandbox(t, sandbox.RunSpec{Settings: Config{RootFS: RootFSImage, Image: tinyImage(t)}})
 	res := run(t, s, "sh", "-c", "id -u; echo hi > /workspace/f; ls /; echo x > /bin/x")
 	if !strings.HasPrefix(res.Stdout, "65534\n") || res.ExitCode == 0 {
 		t.Errorf("%+v", res)

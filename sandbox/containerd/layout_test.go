@@ -25,7 +25,7 @@ func TestLayoutFollowsNewMatches(t *testing.T) {
 		}
 		return sandbox.Writable
 	}
-	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws, PathRules: rules})
 	if res := run(t, s, "sh", "-c", "echo draft > /workspace/notes && touch /tmp/x && touch $HOME/y"); res.ExitCode != 0 {
 		t.Fatalf("first command: %+v", res)
 	}
@@ -66,7 +66,7 @@ func TestHiddenPathCreatedByCommandRemoved(t *testing.T) {
 		}
 		return sandbox.Writable
 	}
-	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws, PathRules: rules})
 	res := run(t, s, "sh", "-c", "mkdir -p .git && printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config && echo keep > kept")
 	if _, err := os.Lstat(filepath.Join(ws, ".git")); err == nil {
 		t.Fatalf(".git created by the command is still in the workspace: %+v", res)

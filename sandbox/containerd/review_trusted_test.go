@@ -163,7 +163,7 @@ func TestReviewTrustedPtraceReadsHelper(t *testing.T) {
 	}
 	ws := t.TempDir()
 	sandboxtest.WriteFiles(t, ws, map[string]string{"go.mod": "module m\n\ngo 1.21\n", "tracer/main.go": tracer})
-	s := newSandbox(t, Config{Workspace: ws})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	if s.exe == "" || s.helper == "" {
 		t.Fatal("no helper in the container")
 	}
@@ -197,7 +197,7 @@ func TestReviewTrustedPtraceRunsHelperMain(t *testing.T) {
 	}
 	ws := t.TempDir()
 	sandboxtest.WriteFiles(t, ws, map[string]string{"go.mod": "module m\n\ngo 1.21\n", "tracer/main.go": tracer})
-	s := newSandbox(t, Config{Workspace: ws})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	if res := run(t, s, "/.trio/init", "-test.list=TestHelperRunsNoMain"); res.ExitCode != 125 || strings.Contains(res.Stdout, "TestHelperRunsNoMain") {
 		t.Fatalf("untraced, the helper did not refuse (the premise): %+v", res)
 	}
@@ -330,7 +330,7 @@ func TestReviewTrustedHostDanglingSymlink(t *testing.T) {
 	if _, err := os.Stat("/workspace/q/a.txt"); err == nil {
 		t.Skip("the host has /workspace: the symlink would not dangle")
 	}
-	s := newSandbox(t, Config{Workspace: ws})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	if res := run(t, s, "go", "test", "./..."); res.ExitCode != 0 {
 		t.Fatalf("the Worker's trusted go test: %s", out(res))
 	}

@@ -88,7 +88,7 @@ func (s *Sandbox) Start(ctx context.Context, cmd sandbox.Command) (sandbox.Proce
 			cmd.Argv[0], s.written()>>20, s.cfg.Limits.Disk>>20)
 	}
 	if s.adopt {
-		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.Rules); err != nil {
+		if err := adoptTree(s.cfg.Workspace, int(s.uid), int(s.gid), s.cfg.PathRules); err != nil {
 			return nil, fmt.Errorf("containerd sandbox: start %s: workspace ownership: %w", cmd.Argv[0], err)
 		}
 	}
@@ -331,7 +331,7 @@ func (p *process) Stop() error {
 		}
 		<-p.done
 		p.release()
-		if rules := p.s.cfg.Rules; rules != nil {
+		if rules := p.s.cfg.PathRules; rules != nil {
 			// A .git with a hostile config it wrote would act on the host.
 			removed, err := sandbox.RemoveNewHidden(p.s.cfg.Workspace, rules, p.layout)
 			if err != nil {

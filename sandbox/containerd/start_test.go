@@ -18,7 +18,7 @@ import (
 // Exec's reaper, a kill -9 -1 from a command, and Reset leave the started
 // process running; its kill -9 -1 does not reach a command either.
 func TestStartSurvivesExecAndReset(t *testing.T) {
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	p := sandboxtest.Start(t, s, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
 	if got := sandboxtest.Line(t, p, r, "a"); got != "got:a" {
@@ -69,8 +69,7 @@ func TestStartSurvivesExecAndReset(t *testing.T) {
 // label, and the started processes are gone from the host.
 func TestCloseRemovesStarted(t *testing.T) {
 	requireContainerd(t)
-	s, err := New(context.Background(), Config{Workspace: t.TempDir(),
-		Limits: sandbox.Limits{Timeout: time.Minute, Memory: 256 << 20, Pids: 64}})
+	s, err := New(context.Background(), sandbox.RunSpec{Workspace: t.TempDir(), Limits: sandbox.Limits{Timeout: time.Minute, Memory: 256 << 20, Pids: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +115,7 @@ func TestCloseRemovesStarted(t *testing.T) {
 // BenchmarkStart is the cost of a started process: Start until its first
 // line comes back, then Stop (reported apart).
 func BenchmarkStart(b *testing.B) {
-	s := newSandbox(b, Config{})
+	s := newSandbox(b, sandbox.RunSpec{})
 	var first, stop []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
@@ -140,7 +139,7 @@ func BenchmarkStart(b *testing.B) {
 // The run's memory limit holds for a started process, and an OOM kill
 // is reported.
 func TestStartOOM(t *testing.T) {
-	s := newSandbox(t, Config{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 64 << 20, Pids: 256}})
+	s := newSandbox(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: time.Minute, Memory: 64 << 20, Pids: 256}})
 	p := sandboxtest.Start(t, s, "python3", "-c", "b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); print('survived')")
 	out, _ := io.ReadAll(p.Stdout())
 	res, err := p.Wait()
@@ -170,7 +169,7 @@ func TestStartCannotRaceTheLayout(t *testing.T) {
 		}
 		return sandbox.Writable
 	}
-	s := newSandbox(t, Config{Workspace: ws, Rules: rules})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws, PathRules: rules})
 	// vendor does not exist when it starts, so its own container has no
 	// mount there and it may rename the folder it makes.
 	p := sandboxtest.Start(t, s, "/bin/sh", "-c", `cd /workspace && mkdir vendor.real && echo mine > vendor.real/secret && echo ready && while :; do

@@ -20,7 +20,7 @@ import (
 func trustedOpener(t *testing.T, files map[string]string) (sandbox.Sandbox, string, string) {
 	ws := t.TempDir()
 	sandboxtest.WriteFiles(t, ws, files)
-	s := newSandbox(t, Config{Workspace: ws})
+	s := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	if s.trustedMounts() == nil {
 		t.Fatalf("no trusted builds: exec server %v, warm base %q, Landlock ABI %d", s.exe != "", s.warmBase, s.landlock)
 	}
@@ -45,7 +45,7 @@ func TestCheckReusesTrustedBuilds(t *testing.T) {
 // started from its place other than as a helper, it exits at once, and
 // commands cannot read it.
 func TestHelperRunsNoMain(t *testing.T) {
-	s := newSandbox(t, Config{})
+	s := newSandbox(t, sandbox.RunSpec{})
 	if s.exe == "" || s.helper == "" {
 		t.Fatal("no helper in the container")
 	}
@@ -136,7 +136,7 @@ func TestOldExecutableCopiesPruned(t *testing.T) {
 	if err := unix.Flock(int(held.Fd()), unix.LOCK_SH); err != nil {
 		t.Fatal(err)
 	}
-	s := newSandbox(t, Config{StateDir: state})
+	s := newSandbox(t, sandbox.RunSpec{Settings: Config{StateDir: state}})
 	if s.exe == "" {
 		t.Fatal("no exec server")
 	}

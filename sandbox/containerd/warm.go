@@ -112,13 +112,13 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 		}
 	}
 	cfg := s.cfg
-	cfg.Workspace, cfg.RunID, cfg.Rules, cfg.WarmCache = ws, fmt.Sprintf("warm-%x", time.Now().UnixNano()), nil, "none"
+	cfg.Workspace, cfg.RunID, cfg.PathRules, cfg.WarmCache = ws, fmt.Sprintf("warm-%x", time.Now().UnixNano()), nil, "none"
 	cfg.goCache = cache
 	cfg.Limits.Timeout, cfg.Limits.Disk = 15*time.Minute, 0
 	if cfg.Limits.Memory > 0 && cfg.Limits.Memory < 1<<30 {
 		cfg.Limits.Memory = 1 << 30
 	}
-	w, err := New(ctx, cfg)
+	w, err := newRun(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("warm cache: %w", err)
 	}

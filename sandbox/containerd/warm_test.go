@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
+	"github.com/trioagent/trio/sandbox"
 )
 
 // A run starts with the standard library already compiled, and nothing a
@@ -18,7 +19,7 @@ func TestWarmCacheIsWarmAndUnpoisoned(t *testing.T) {
 	requireContainerd(t)
 	var progress []string
 	ws := t.TempDir()
-	a := newSandbox(t, Config{Workspace: ws, Progress: func(m string) { progress = append(progress, m) }})
+	a := newSandbox(t, sandbox.RunSpec{Workspace: ws, Progress: func(m string) { progress = append(progress, m) }})
 	if a.warmBase == "" {
 		t.Fatal("no warm base: is Go on the container's PATH?")
 	}
@@ -43,7 +44,7 @@ echo done`)
 	if after := sandboxtest.TreeHash(t, a.warmBase); after != before {
 		t.Fatal("a run changed the trusted base")
 	}
-	b := newSandbox(t, Config{Workspace: t.TempDir()})
+	b := newSandbox(t, sandbox.RunSpec{Workspace: t.TempDir()})
 	res = run(t, b, "sh", "-c", "ls /cache/go-build/*/forged-entry 2>/dev/null; cat /cache/go-build/trim.txt 2>/dev/null; echo end")
 	if strings.Contains(res.Stdout, "forged") {
 		t.Fatalf("the next run sees what the first wrote into its cache:\n%s", res.Stdout)
@@ -59,7 +60,7 @@ echo done`)
 func TestCheckIgnoresPlantedBytecode(t *testing.T) {
 	ws := t.TempDir()
 	sandboxtest.WriteFiles(t, ws, sandboxtest.CheckModule)
-	sb := newSandbox(t, Config{Workspace: ws})
+	sb := newSandbox(t, sandbox.RunSpec{Workspace: ws})
 	sandboxtest.CheckCaches(t, sb, false)
 }
 
@@ -68,7 +69,7 @@ func TestCheckIgnoresPlantedBytecode(t *testing.T) {
 // New refuses before it reaches containerd.
 func TestWorkspaceMayNotHoldTheWarmCache(t *testing.T) {
 	home := t.TempDir()
-	_, err := New(context.Background(), Config{Workspace: home, WarmCache: filepath.Join(home, ".cache", "trio"), Address: filepath.Join(home, "no.sock")})
+	_, err := New(context.Background(), sandbox.RunSpec{Workspace: home, Settings: Config{WarmCache: filepath.Join(home, ".cache", "trio"), Address: filepath.Join(home, "no.sock")}})
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "warm build cache") {
 		t.Fatalf("New: %v, want an ErrConfig naming the warm build cache", err)
 	}

@@ -39,15 +39,7 @@ func (driver) CheckWorkspace(dir string, rules sandbox.PathRules) error {
 }
 
 func (driver) Open(ctx context.Context, spec sandbox.RunSpec) (sandbox.Sandbox, error) {
-	cfg, err := settings(spec.Settings)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Workspace, cfg.Limits, cfg.PathRules = spec.Workspace, spec.Limits, spec.PathRules
-	if spec.Progress != nil {
-		cfg.Progress = spec.Progress
-	}
-	s, err := New(ctx, cfg)
+	s, err := New(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
 }
 
 func open(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
-	sb, err := landlock.New(context.Background(), landlock.Config{Workspace: dir, Limits: limits, PathRules: rules, WarmCache: "none"})
+	sb, err := landlock.New(context.Background(), sandbox.RunSpec{Workspace: dir, Limits: limits, PathRules: rules, Settings: landlock.Config{WarmCache: "none"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestDeniedPathRefused(t *testing.T) {
 	p := sandboxtest.ShippedPolicy(t)
 	dir := sandboxtest.Workspace(t)
 	sandboxtest.WriteFiles(t, dir, map[string]string{".env": "KEY=" + sandboxtest.Canary + "\n", "app.py": "print(1)\n"})
-	_, err := landlock.New(context.Background(), landlock.Config{Workspace: dir, PathRules: tools.PathRules(p), WarmCache: "none"})
+	_, err := landlock.New(context.Background(), sandbox.RunSpec{Workspace: dir, PathRules: tools.PathRules(p), Settings: landlock.Config{WarmCache: "none"}})
 	if !errors.Is(err, landlock.ErrDeniedPath) || !strings.Contains(err.Error(), ".env") {
 		t.Fatalf("New on a workspace holding .env: %v, want ErrDeniedPath naming .env", err)
 	}

@@ -42,17 +42,11 @@ var (
 	ErrConfig = sandbox.ErrConfig
 )
 
-// Config describes one run's sandbox.
+// Config is the landlock kind's own settings. What one run gives every
+// kind (its workspace, limits, path rules and progress) comes in the
+// sandbox.RunSpec that [New] and sandbox.Open take; a Config is its
+// Settings. The zero Config is the defaults.
 type Config struct {
-	// Workspace is the host folder commands run in and may write.
-	// Required.
-	Workspace string
-	// Limits bound each command (see the package documentation).
-	Limits sandbox.Limits
-	// PathRules say which workspace paths commands may not see or change;
-	// planned again before every Exec. Nil: the whole workspace is
-	// writable.
-	PathRules sandbox.PathRules
 	// ToolchainDirs replace sandbox.DefaultToolchainDirs: host folders
 	// commands may read and execute.
 	ToolchainDirs []string
@@ -68,11 +62,16 @@ type Config struct {
 	// WarmCache is the folder of Trio's trusted warm build caches (see
 	// sandbox.DefaultWarmCache); "none" uses none.
 	WarmCache string
-	// Progress, when set, is told about slow steps.
-	Progress func(msg string)
 }
 
-func (c Config) withDefaults() (Config, error) {
+// config is one run's sandbox: its spec, whose Settings are taken out
+// into Config, with the defaults filled by withDefaults.
+type config struct {
+	sandbox.RunSpec
+	Config
+}
+
+func (c config) withDefaults() (config, error) {
 	if c.Workspace == "" {
 		return c, fmt.Errorf("%w: Workspace is required", ErrConfig)
 	}
@@ -151,7 +150,7 @@ func Available(ctx context.Context) error {
 // through Trio's helper. It needs no root, no namespaces and nothing
 // installed. Exec calls are serialised.
 type Sandbox struct {
-	cfg      Config
+	cfg      config
 	stateDir string
 	home     string
 	tmp      string
@@ -173,8 +172,25 @@ var _ sandbox.Sandbox = (*Sandbox)(nil)
 
 // New checks that this machine can run the sandbox (see Available) and
 // that the workspace holds no path the rules hide (see ErrDeniedPath),
-// and prepares the sandbox's own folders. Nothing runs until Exec.
-func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
+// and prepares the sandbox's own folders for one run: commands run in
+// spec.Workspace (required) and may write there, spec.Limits bound each
+// command (see the package documentation), spec.PathRules (nil: the
+// whole workspace writable) are planned again before every command, and
+// spec.Progress is told about slow steps. spec.Settings is a Config or
+// *Config, nil for the defaults; spec.RunID is not used. Nothing runs
+// until Exec.
+func New(ctx context.Context, spec sandbox.RunSpec) (*Sandbox, error) {
+	cfg, err := settings(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	spec.Settings = nil
+	return newRun(ctx, config{RunSpec: spec, Config: cfg})
+}
+
+// newRun opens a sandbox for c, whose defaults it fills; the warm-up's
+// own sandbox comes here with its run's settings.
+func newRun(ctx context.Context, cfg config) (_ *Sandbox, retErr error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err

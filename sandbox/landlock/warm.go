@@ -80,7 +80,7 @@ func (s *Sandbox) buildWarm(ctx context.Context, base string) error {
 	cfg := s.cfg
 	cfg.Workspace, cfg.PathRules, cfg.WarmCache, cfg.Progress = ws, nil, "none", nil
 	cfg.Limits.Timeout, cfg.Limits.Disk = 15*time.Minute, 0
-	w, err := New(ctx, cfg)
+	w, err := newRun(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func BenchmarkExecRatio(b *testing.B) {
 	limits := sandbox.Limits{Timeout: time.Minute, Memory: 2 << 30, Pids: 512, Disk: 4 << 30}
 	ws := b.TempDir()
 	writeTree(b, ws, map[string]string{".env": "x\n", ".git/config": "x\n", "main.go": "package main\n"})
-	sb, err := userns.New(ctx, userns.Config{Workspace: ws, Limits: limits, PathRules: rulesOf(shippedPolicy(b))})
+	sb, err := userns.New(ctx, sandbox.RunSpec{Workspace: ws, Limits: limits, PathRules: rulesOf(shippedPolicy(b))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func BenchmarkTrustedGoTest(b *testing.B) {
 	wsU, wsL := b.TempDir(), b.TempDir()
 	writeTree(b, wsU, files(0))
 	writeTree(b, wsL, files(0))
-	sb, err := userns.New(ctx, userns.Config{Workspace: wsU, Limits: limits})
+	sb, err := userns.New(ctx, sandbox.RunSpec{Workspace: wsU, Limits: limits})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,19 +25,11 @@ const (
 // fork bomb is always bounded.
 const DefaultPids = sandbox.DefaultPids
 
-// Config describes one run's sandbox.
+// Config is the userns kind's own settings. What one run gives every
+// kind (its workspace, limits, path rules and progress) comes in the
+// sandbox.RunSpec that [New] and sandbox.Open take; a Config is its
+// Settings. The zero Config is the defaults.
 type Config struct {
-	// Workspace is the host folder bound read-write at /workspace. Required.
-	Workspace string
-	// Limits bound each command (see the package documentation for which
-	// are enforced and how).
-	Limits sandbox.Limits
-	// PathRules say which workspace paths commands may not see or change.
-	// They are planned again before every Exec (sandbox.PlanLayout), so a
-	// rule that starts to match (the tests folder, once the plan names it;
-	// a .env a command made) holds from the next command on. Nil means the
-	// whole workspace is writable.
-	PathRules sandbox.PathRules
 	// Bwrap is the bubblewrap executable; default "bwrap" on $PATH.
 	Bwrap string
 	// ToolchainDirs replace sandbox.DefaultToolchainDirs: host folders
@@ -60,9 +52,6 @@ type Config struct {
 	// sandbox.DefaultWarmCache(); "none" starts every sandbox with an
 	// empty build cache.
 	WarmCache string
-	// Progress, when set, is told about slow steps (building the warm
-	// cache) as they start and end.
-	Progress func(msg string)
 	// DenyTCP makes Landlock refuse every TCP bind and connect, the
 	// sandbox's own loopback included, as a wall behind the network
 	// namespace. Off by default: tests that start a server on 127.0.0.1
@@ -80,7 +69,14 @@ var (
 	ErrConfig = sandbox.ErrConfig
 )
 
-func (c Config) withDefaults() (Config, error) {
+// config is one run's sandbox: its spec, whose Settings are taken out
+// into Config, with the defaults filled by withDefaults.
+type config struct {
+	sandbox.RunSpec
+	Config
+}
+
+func (c config) withDefaults() (config, error) {
 	if c.Workspace == "" {
 		return c, fmt.Errorf("%w: Workspace is required", ErrConfig)
 	}

@@ -30,7 +30,7 @@
 //     /workspace. The host's /home, /root, /run, /var and the rest of /etc
 //     are not there, so neither are ~/.ssh, ~/.config, an SSH agent socket
 //     or cloud credentials;
-//   - the path rules (Config.PathRules) laid out by sandbox.PlanLayout
+//   - the path rules (RunSpec.PathRules) laid out by sandbox.PlanLayout
 //     before every command: hidden paths covered by an empty read-only file
 //     or folder, read-only paths bound read-only onto themselves;
 //   - Landlock (ABI 7 here, best effort below): the process tree may read

@@ -114,7 +114,7 @@ func newEffects(t *testing.T) *effects {
 	// tests folder read-only, as agent.Run makes it.
 	pol := shippedPolicy(t).WithReadOnly("tests/**")
 	limits := sandbox.Limits{Timeout: 30 * time.Second, Output: 64 << 10, Memory: 1 << 30, Pids: 256, Disk: e.diskLimit}
-	e.sb, err = userns.New(context.Background(), userns.Config{Workspace: e.ws, Limits: limits, PathRules: rulesOf(pol)})
+	e.sb, err = userns.New(context.Background(), sandbox.RunSpec{Workspace: e.ws, Limits: limits, PathRules: rulesOf(pol)})
 	if err != nil {
 		t.Fatal(err)
 	}

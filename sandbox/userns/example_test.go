@@ -21,7 +21,7 @@ func ExampleNew() {
 		log.Print(err) // says how to install bwrap or enable user namespaces
 		return
 	}
-	sb, err := userns.New(ctx, userns.Config{
+	sb, err := userns.New(ctx, sandbox.RunSpec{
 		Workspace: "./project",
 		Limits:    sandbox.Limits{Timeout: time.Minute, Memory: 1 << 30, Pids: 256, Disk: 1 << 30},
 		PathRules: func(rel string) sandbox.Access {
@@ -33,6 +33,7 @@ func ExampleNew() {
 			}
 			return sandbox.Writable
 		},
+		Settings: userns.Config{DenyTCP: true}, // the kind's own; nil: its defaults
 	})
 	if err != nil {
 		log.Fatal(err)

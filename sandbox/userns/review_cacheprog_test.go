@@ -35,7 +35,7 @@ func TestReviewCacheProg(t *testing.T) {
 	requireUserns(t)
 	warm := warmFor(t)
 	// Build the base once.
-	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, nil)
 	sb.Close()
 	bases, _ := filepath.Glob(filepath.Join(warm, "go-build-*[^k]"))
 	if len(bases) != 1 {
@@ -197,7 +197,7 @@ func cacheGet(t *testing.T, sb sandbox.Sandbox, action string) (diskPath string,
 func testCacheProgBaseImmutable(t *testing.T, warm, base string) {
 	before := fullStateAtStart(t, base)
 	e := someBaseEntry(t, base)
-	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 5 * time.Minute}}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: 5 * time.Minute}, Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"w.py": `import os, sys, errno
 b = "/.trio/trusted"
 d = os.path.join(b, sys.argv[1][:2])
@@ -261,7 +261,7 @@ echo done`)
 // GOCACHE: std not stale, builds, tests cached from one command to the
 // next, vet, -race, -cover, go run, go clean -cache.
 func testCacheProgGoWorks(t *testing.T, warm string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 5 * time.Minute}}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: 5 * time.Minute}, Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":     "module m\n\ngo 1.21\n",
 		"m.go":       "package m\n\nimport \"fmt\"\n\nfunc Hello() string { return fmt.Sprint(\"hello\") }\n",
 		"m_test.go":  "package m\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif Hello() != \"hello\" {\n\t\tt.Fatal(Hello())\n\t}\n}\n",
@@ -297,7 +297,7 @@ func testCacheProgGoWorks(t *testing.T, warm string) {
 // entry answers again.
 func testCacheProgForgedEntry(t *testing.T, warm, base string) {
 	e := someBaseEntry(t, base)
-	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, nil)
 	forgedOut := strings.Repeat("ab", 32)
 	entry := fmt.Sprintf("v1 %s %s %20d %20d\n", e.action, forgedOut, 7, time.Now().UnixNano())
 	res := run(t, sb, "sh", "-c", `set -e
@@ -328,7 +328,7 @@ echo planted`)
 // the go command verifies, and the action entry pointed at it): before Reset the go command reports the
 // forgery as a cached result; after Reset the test runs again.
 func testCacheProgForgedTestResult(t *testing.T, warm string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":    "module m\n\ngo 1.21\n",
 		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { t.Log(\"MARKER-ORIG\") }\n",
 	})
@@ -360,7 +360,7 @@ go test -v ./...`)
 // limit.
 func testCacheProgStartedThroughReset(t *testing.T, warm, base string) {
 	e := someBaseEntry(t, base)
-	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Disk: 64 << 20}}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Disk: 64 << 20}, Settings: userns.Config{WarmCache: warm}}, nil)
 	forgedOut := strings.Repeat("cd", 32)
 	entry := fmt.Sprintf("v1 %s %s %20d %20d\n", e.action, forgedOut, 7, time.Now().UnixNano())
 	script := `while :; do
@@ -439,7 +439,7 @@ func testCacheProgSymlinks(t *testing.T, warm, base string) {
 		t.Fatal(err)
 	}
 	before, baseBefore := fullState(t, victimDir), fullStateAtStart(t, base)
-	sb, _ := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod": "module m\n\ngo 1.21\n",
 		"m.go":   "package m\n\nimport \"fmt\"\n\nvar X = fmt.Sprint(1)\n",
 	})
@@ -503,7 +503,7 @@ echo planted`)
 // go env -w writes the command's GOENV file: the next command (the
 // Critic's) still gets Trio's GOCACHEPROG, GOCACHE and GOFLAGS.
 func testCacheProgEnvOverride(t *testing.T, warm string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, nil)
 	want := run(t, sb, "go", "env", "GOCACHEPROG", "GOCACHE", "GOFLAGS", "GOENV").Stdout
 	run(t, sb, "sh", "-c", `mkdir -p /workspace/evil; go env -w GOFLAGS=-toolexec=/workspace/evil/x GOCACHE=/workspace/evil; `+
 		`mkdir -p ~/.config/go; printf 'GOCACHEPROG=/workspace/evil/prog\nGOFLAGS=-toolexec=/workspace/evil/x\n' >> ~/.config/go/env; cat ~/.config/go/env`)
@@ -521,7 +521,7 @@ func testCacheProgEnvOverride(t *testing.T, warm string) {
 func testCacheProgDisk(t *testing.T, warm string) {
 	const limit = 48 << 20
 	state := t.TempDir()
-	sb, _ := open(t, userns.Config{WarmCache: warm, StateDir: state, Limits: sandbox.Limits{Disk: limit, Timeout: 3 * time.Minute}}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Disk: limit, Timeout: 3 * time.Minute}, Settings: userns.Config{WarmCache: warm, StateDir: state}}, nil)
 	res := run(t, sb, "sh", "-c", "head -c 40000000 /dev/zero > /cache/fill && mkdir /tmp/m && cd /tmp/m && printf 'module m\\n' > go.mod && printf 'package m\\nimport _ \"net/http\"\\n' > m.go && go build -a ./...; echo exit $?")
 	caches, _ := filepath.Glob(filepath.Join(state, "trio-userns-*", "cache"))
 	if len(caches) != 1 {
@@ -566,7 +566,7 @@ func testCacheProgWorkspaceHoldsBase(t *testing.T, base string) {
 		t.Fatal(err)
 	}
 	before := fullState(t, mine)
-	sb, err := userns.New(context.Background(), userns.Config{Workspace: home, WarmCache: warm, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	sb, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: home, Limits: sandbox.Limits{Timeout: 30 * time.Second}, Settings: userns.Config{WarmCache: warm}})
 	if err != nil {
 		// The fix: New refuses, naming the folder.
 		if !errors.Is(err, userns.ErrConfig) || !strings.Contains(err.Error(), "warm build cache") {
@@ -596,7 +596,7 @@ func testCacheProgWorkspaceHoldsBase(t *testing.T, base string) {
 // trusted base and stores nothing (sandbox.CheckEnv), so what its own
 // processes write is never read back.
 func testCacheProgForgeDuringCheck(t *testing.T, warm string, flags string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 2 * time.Minute}}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: 2 * time.Minute}, Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
 		"lib/lib.go":  "package lib\n\nfunc Add(a, b int) int { return a - b } // broken\n",
 		"t/t_test.go": "package t\n\nimport (\"testing\"; \"m/lib\")\n\nfunc TestAdd(t *testing.T) {\n\tif lib.Add(2, 2) != 4 {\n\t\tt.Fatal(\"TRUSTED TEST FAILED\")\n\t}\n}\n",

@@ -47,7 +47,7 @@ func testResetPlantedLinks(t *testing.T, warm string) {
 	modeBefore := mode(t, filepath.Join(victim, "sub"))
 
 	state := t.TempDir()
-	sb, _ := open(t, userns.Config{WarmCache: warm, StateDir: state}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm, StateDir: state}}, nil)
 	res := run(t, sb, "sh", "-c", `set -e
 ln -s `+victim+` /cache/victim
 ln -s `+victim+`/sub /cache/go-build/victim-sub
@@ -91,7 +91,7 @@ echo planted`)
 // the sandbox behind.
 func testResetThenClose(t *testing.T, warm string) {
 	state := t.TempDir()
-	sb, _ := open(t, userns.Config{WarmCache: warm, StateDir: state}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm, StateDir: state}}, nil)
 	run(t, sb, "sh", "-c", "head -c 1048576 /dev/zero > /cache/fill")
 	if err := sb.Reset(context.Background()); err != nil {
 		t.Fatal(err)

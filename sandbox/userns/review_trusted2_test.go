@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trioagent/trio/internal/sandboxtest"
+	"github.com/trioagent/trio/sandbox"
 	"github.com/trioagent/trio/sandbox/userns"
 )
 
@@ -18,7 +19,7 @@ func TestReviewTrusted2(t *testing.T) {
 	}
 	requireUserns(t)
 	warm := warmFor(t)
-	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, nil)
 	sb.Close()
 	for _, c := range []struct{ name, dir, gomod, gowork string }{
 		{"replace to a _ folder holding assembly", "_dep", "replace dep => ./_dep\n", ""},
@@ -53,7 +54,7 @@ func testTrustedIgnoredFolderAsm(t *testing.T, warm, dir, gomod, gowork string) 
 		files["go.mod"] = "module m\n\ngo 1.21\n"
 		files["go.work"] = gowork
 	}
-	sb, ws := open(t, userns.Config{WarmCache: warm}, files)
+	sb, ws := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, files)
 	res := run(t, sb, "go", "test", ".")
 	if res.ExitCode != 0 {
 		t.Fatalf("go test: %+v", res)
@@ -77,7 +78,7 @@ func testTrustedIgnoredFolderAsm(t *testing.T, warm, dir, gomod, gowork string) 
 // The same through an import of m/_p: the go command compiles a package
 // of a _ folder it is asked for by import path.
 func testTrustedUnderscorePackage(t *testing.T, warm string) {
-	sb, ws := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, ws := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":       "module m\n\ngo 1.21\n",
 		"m_test.go":    "package m_test\n\nimport (\n\t\"testing\"\n\n\tdep \"m/_p\"\n)\n\nfunc TestV(t *testing.T) {\n\tif dep.V() != 1 {\n\t\tt.Fatal(\"V() =\", dep.V())\n\t}\n}\n",
 		"_inc/v.h":     "#define V 1\n",
@@ -99,7 +100,7 @@ func testTrustedUnderscorePackage(t *testing.T, warm string) {
 // helpers (a cache server's, as trusted builds once had): fd 100 of its
 // own, any socket of any process through /proc and pidfd_getfd.
 func testTrustedSocketFD(t *testing.T, warm string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod": "module m\n\ngo 1.21\n",
 		"p/p_test.go": `package p
 

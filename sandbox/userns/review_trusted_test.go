@@ -28,7 +28,7 @@ func TestReviewTrusted(t *testing.T) {
 	}
 	requireUserns(t)
 	warm := warmFor(t)
-	sb, _ := open(t, userns.Config{WarmCache: warm}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, nil)
 	sb.Close()
 	t.Run("go build -o writes into the trusted store", func(t *testing.T) { testTrustedOutputIntoStore(t, warm) })
 	t.Run("go build -o overwrites a compiled package in the store", func(t *testing.T) { testTrustedOverwriteArchive(t, warm, false) })
@@ -50,7 +50,7 @@ func testTrustedTestTouchesBase(t *testing.T, warm string) {
 		t.Fatalf("warm cache folder holds %v, want one base", bases)
 	}
 	before := fullStateAtStart(t, bases[0])
-	sb, _ := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod": "module m\n\ngo 1.21\n",
 		"p/p_test.go": `package p
 
@@ -122,7 +122,7 @@ func reviewCheck(t *testing.T, sb *userns.Sandbox, argv ...string) sandbox.Resul
 // that the cache program never stored.
 func testTrustedOutputIntoStore(t *testing.T, warm string) {
 	state := t.TempDir()
-	sb, _ := open(t, userns.Config{WarmCache: warm, StateDir: state}, map[string]string{
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm, StateDir: state}}, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
 		"cmd/main.go": "package main\n\nfunc main() {}\n",
 	})
@@ -146,7 +146,7 @@ func testTrustedOverwriteArchive(t *testing.T, warm string, viaSymlink bool) {
 		good = "package p\n\n//go:noinline\nfunc P() int { return 1 }\n"
 		bad  = "package p\n\n//go:noinline\nfunc P() int { return 2 }\n"
 	)
-	sb, ws := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, ws := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
 		"p/p.go":      bad,
 		"p/p_test.go": "package p_test\n\nimport (\n\t\"testing\"\n\n\t\"m/p\"\n)\n\nfunc TestP(t *testing.T) {\n\tif p.P() != 1 {\n\t\tt.Fatal(\"P() =\", p.P())\n\t}\n}\n",
@@ -189,7 +189,7 @@ func testTrustedOverwriteArchive(t *testing.T, warm string, viaSymlink bool) {
 // which fails the test; the Critic's check reuses the compiled package
 // (and the test result) of the old header.
 func testTrustedAsmInclude(t *testing.T, warm string) {
-	sb, ws := open(t, userns.Config{WarmCache: warm}, map[string]string{
+	sb, ws := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":        "module m\n\ngo 1.21\n",
 		"inc/v.h":       "#define V 1\n",
 		"p/p.go":        "package p\n\nfunc V() int\n",
@@ -216,7 +216,7 @@ func testTrustedAsmInclude(t *testing.T, warm string) {
 
 // The same with cgo: a header of another folder, through #cgo CFLAGS.
 func testTrustedCgoInclude(t *testing.T, warm string) {
-	sb, ws := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Timeout: 120e9}}, map[string]string{
+	sb, ws := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: 120e9}, Settings: userns.Config{WarmCache: warm}}, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
 		"inc/v.h":     "#define V 1\n",
 		"p/p.go":      "package p\n\n// #cgo CFLAGS: -I${SRCDIR}/../inc\n// #include \"v.h\"\n// static int trio_v(void) { return V; }\nimport \"C\"\n\nfunc V() int { return int(C.trio_v()) }\n",

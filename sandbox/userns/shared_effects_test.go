@@ -23,7 +23,7 @@ func TestSharedEffects(t *testing.T) {
 		t.Setenv(sandboxtest.PolicyEnv, filepath.Join(base, filepath.Base(shippedPolicyFile)))
 	}
 	sandboxtest.Run(t, func(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
-		sb, err := userns.New(context.Background(), userns.Config{Workspace: dir, Limits: limits, PathRules: rules})
+		sb, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: dir, Limits: limits, PathRules: rules})
 		if err != nil {
 			t.Fatal(err)
 		}

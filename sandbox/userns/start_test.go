@@ -23,7 +23,7 @@ func TestStartSurvivesExec(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, ws := open(t, userns.Config{}, nil)
+	sb, ws := open(t, sandbox.RunSpec{}, nil)
 	p := sandboxtest.Start(t, sb, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
 	if got := sandboxtest.Line(t, p, r, "a"); got != "got:a" {
@@ -66,7 +66,7 @@ func TestStartSurvivesExec(t *testing.T) {
 func BenchmarkStart(b *testing.B) {
 	requireUserns(b)
 	ws := b.TempDir()
-	sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, Limits: sandbox.Limits{Timeout: time.Minute}})
+	sb, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: ws, Limits: sandbox.Limits{Timeout: time.Minute}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestStartAcrossReset(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Timeout: time.Minute, Disk: 64 << 20}}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Timeout: time.Minute, Disk: 64 << 20}}, nil)
 	p := sandboxtest.Start(t, sb, sandboxtest.EchoLoop...)
 	r := bufio.NewReader(p.Stdout())
 	if err := sb.Reset(context.Background()); err != nil {
@@ -141,7 +141,7 @@ func TestStarter(t *testing.T) {
 		o.MCPServer = filepath.Join(base, "mcpserver")
 	}
 	sandboxtest.RunStarterWith(t, func(t testing.TB, dir string, rules sandbox.PathRules, limits sandbox.Limits) sandbox.Sandbox {
-		sb, err := userns.New(context.Background(), userns.Config{Workspace: dir, Limits: limits, PathRules: rules})
+		sb, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: dir, Limits: limits, PathRules: rules})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func testCheckReusesTrustedBuilds(t *testing.T, warm string) {
 func trustedOpener(warm string) sandboxtest.TrustedOpener {
 	return func(t *testing.T, files map[string]string) (sandbox.Sandbox, string, string) {
 		state := t.TempDir()
-		sb, ws := open(t, userns.Config{WarmCache: warm, StateDir: state}, files)
+		sb, ws := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm, StateDir: state}}, files)
 		return sb, ws, treeDir(t, warm, state)
 	}
 }

@@ -41,7 +41,7 @@ const diskPollMin = 100 * time.Millisecond
 // Sandbox runs each command of one run in its own bubblewrap sandbox. It
 // needs no root. Exec calls are serialised (see Exec).
 type Sandbox struct {
-	cfg      Config
+	cfg      config
 	stateDir string   // generated /etc files, empty stand-ins, the build cache
 	exe      *os.File // this executable, bound at confine.Path
 	filter   []byte   // seccomp program
@@ -76,8 +76,27 @@ type Sandbox struct {
 var _ sandbox.Sandbox = (*Sandbox)(nil)
 
 // New checks that this machine can run the sandbox (see Available) and
-// prepares it for cfg's workspace. Nothing runs until Exec.
-func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
+// prepares it for one run: spec.Workspace (required) is bound read-write
+// at /workspace, spec.Limits bound each command (see the package
+// documentation for which are enforced and how), spec.PathRules (nil:
+// the whole workspace writable) are planned again before every command
+// (sandbox.PlanLayout), so a rule that starts to match (the tests
+// folder, once the plan names it; a .env a command made) holds from the
+// next command on, and spec.Progress is told about slow steps (building
+// the warm cache). spec.Settings is a Config or *Config, nil for the
+// defaults; spec.RunID is not used. Nothing runs until Exec.
+func New(ctx context.Context, spec sandbox.RunSpec) (*Sandbox, error) {
+	cfg, err := settings(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	spec.Settings = nil
+	return newRun(ctx, config{RunSpec: spec, Config: cfg})
+}
+
+// newRun opens a sandbox for c, whose defaults it fills; the warm-up's
+// own sandbox comes here with its run's settings.
+func newRun(ctx context.Context, cfg config) (_ *Sandbox, retErr error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -129,7 +148,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, retErr error) {
 // they fail fast. With a warm base, the go command's cache is Trio's cache
 // program over GOCACHE and the read-only trusted builds, which hold the
 // base (see seedCache and trusted).
-func commandEnv(cfg Config, warm bool) []string {
+func commandEnv(cfg config, warm bool) []string {
 	extra := []string{"GOCACHE=" + CacheDir + "/go-build", "XDG_CACHE_HOME=" + CacheDir, "GOPATH=" + HomeDir + "/go",
 		"GOTELEMETRY=off", "TMPDIR=/tmp"}
 	if warm {

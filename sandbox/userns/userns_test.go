@@ -18,18 +18,18 @@ import (
 )
 
 // open returns a sandbox on a fresh workspace with files in it.
-func open(t *testing.T, cfg userns.Config, files map[string]string) (*userns.Sandbox, string) {
+func open(t *testing.T, spec sandbox.RunSpec, files map[string]string) (*userns.Sandbox, string) {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writeTree(t, ws, files)
-	cfg.Workspace = ws
-	if cfg.Limits.Timeout == 0 {
-		cfg.Limits.Timeout = 30 * time.Second
+	spec.Workspace = ws
+	if spec.Limits.Timeout == 0 {
+		spec.Limits.Timeout = 30 * time.Second
 	}
-	sb, err := userns.New(context.Background(), cfg)
+	sb, err := userns.New(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSeccomp(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, _ := open(t, userns.Config{}, map[string]string{"sys.py": `
+	sb, _ := open(t, sandbox.RunSpec{}, map[string]string{"sys.py": `
 import ctypes, errno, sys
 libc = ctypes.CDLL(None, use_errno=True)
 nr, args, want = int(sys.argv[1]), [int(a) for a in sys.argv[2:-1]], sys.argv[-1]
@@ -143,7 +143,7 @@ func TestLayoutFollowsRules(t *testing.T) {
 		}
 		return sandbox.Writable
 	}
-	sb, ws := open(t, userns.Config{PathRules: rules}, map[string]string{"tests/test_a.py": "ok\n"})
+	sb, ws := open(t, sandbox.RunSpec{PathRules: rules}, map[string]string{"tests/test_a.py": "ok\n"})
 	run(t, sb, "sh", "-c", "echo SECRET-made-by-a-command > .env")
 	if res := run(t, sb, "cat", ".env"); strings.Contains(res.Stdout, "SECRET") {
 		t.Errorf("the next command read the .env a command made: %q", res.Stdout)
@@ -175,7 +175,7 @@ threading.Thread(target=lambda: s.accept()[0].sendall(b"pong"), daemon=True).sta
 c = socket.create_connection(s.getsockname(), timeout=5); print(c.recv(4).decode())
 `}
 	for _, deny := range []bool{false, true} {
-		sb, _ := open(t, userns.Config{DenyTCP: deny}, files)
+		sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{DenyTCP: deny}}, files)
 		res := run(t, sb, "python3", "srv.py")
 		if got := strings.Contains(res.Stdout, "pong"); got == deny {
 			t.Errorf("DenyTCP=%v: loopback server answered=%v: %s%s", deny, got, res.Stdout, res.Stderr)
@@ -191,7 +191,7 @@ func TestLimits(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Pids: 64, Memory: 256 << 20, Output: 1 << 10, Timeout: 2 * time.Second}}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Pids: 64, Memory: 256 << 20, Output: 1 << 10, Timeout: 2 * time.Second}}, nil)
 	t.Run("pids", func(t *testing.T) {
 		res := run(t, sb, "python3", "-c", `
 import os, time
@@ -262,7 +262,7 @@ func TestWorkdir(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, ws := open(t, userns.Config{}, map[string]string{"app/x": ""})
+	sb, ws := open(t, sandbox.RunSpec{}, map[string]string{"app/x": ""})
 	if err := os.Symlink(t.TempDir(), filepath.Join(ws, "out")); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestClose(t *testing.T) {
 	}
 	requireUserns(t)
 	state := t.TempDir()
-	sb, _ := open(t, userns.Config{StateDir: state}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{StateDir: state}}, nil)
 	run(t, sb, "sh", "-c", "mkdir -p /cache/go-build/x && echo x > /cache/go-build/x/y && chmod -R a-w /cache/go-build/x")
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestClose(t *testing.T) {
 // throwaway user namespace whose limit is 0, which is what bwrap's
 // --disable-userns sets), both give ErrUnavailable with a way forward.
 func TestUnavailable(t *testing.T) {
-	_, err := userns.New(context.Background(), userns.Config{Workspace: t.TempDir(), Bwrap: "/nonexistent/bwrap"})
+	_, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: t.TempDir(), Settings: userns.Config{Bwrap: "/nonexistent/bwrap"}})
 	if !errors.Is(err, userns.ErrUnavailable) || !strings.Contains(err.Error(), "apt-get install bubblewrap") {
 		t.Errorf("missing bwrap: %v", err)
 	}
@@ -341,7 +341,7 @@ func TestLandlock(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, _ := open(t, userns.Config{}, nil)
+	sb, _ := open(t, sandbox.RunSpec{}, nil)
 	for _, p := range []string{"/planted", "/etc/planted", "/.trio/planted", "/home/planted"} {
 		if res := run(t, sb, "touch", p); res.ExitCode == 0 {
 			t.Errorf("touch %s succeeded outside the writable folders", p)
@@ -370,11 +370,11 @@ func TestLeftovers(t *testing.T) {
 	gone := filepath.Join(state, "trio-userns-gone")
 	writeTree(t, gone, map[string]string{"owner": host + "/" + itoa(dead.Process.Pid) + "/1\n", "cache/go-build/x": "x"})
 	os.Chmod(filepath.Join(gone, "cache", "go-build"), 0o555)
-	open(t, userns.Config{StateDir: state}, nil)
+	open(t, sandbox.RunSpec{Settings: userns.Config{StateDir: state}}, nil)
 	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the dead sandbox's state folder is still there: %v", err)
 	}
-	open(t, userns.Config{StateDir: state}, nil)
+	open(t, sandbox.RunSpec{Settings: userns.Config{StateDir: state}}, nil)
 	if left, _ := filepath.Glob(filepath.Join(state, "trio-userns-*")); len(left) != 2 {
 		t.Errorf("state folders %v, want the two live sandboxes'", left)
 	}
@@ -393,8 +393,7 @@ const killedEnv = "TRIO_USERNS_KILLED_WS"
 func TestKilledRun(t *testing.T) {
 	if ws := os.Getenv(killedEnv); ws != "" {
 		// The child: run a command that outlives us if it can.
-		sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: filepath.Join(ws, "..", "state"),
-			WarmCache: os.Getenv(killedEnv + "_WARM")})
+		sb, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: ws, Settings: userns.Config{StateDir: filepath.Join(ws, "..", "state"), WarmCache: os.Getenv(killedEnv + "_WARM")}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -455,7 +454,7 @@ time.sleep(60)
 	if _, err := os.Stat(filepath.Join(dead, "go-build")); err != nil {
 		t.Fatalf("the dead sandbox's trusted builds: %v", err)
 	}
-	sb, err := userns.New(context.Background(), userns.Config{Workspace: ws, StateDir: state, WarmCache: warm})
+	sb, err := userns.New(context.Background(), sandbox.RunSpec{Workspace: ws, Settings: userns.Config{StateDir: state, WarmCache: warm}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +474,7 @@ func TestDiskManyEmptyFiles(t *testing.T) {
 		return
 	}
 	requireUserns(t)
-	sb, ws := open(t, userns.Config{Limits: sandbox.Limits{Disk: 8 << 20, Timeout: 60 * time.Second}}, nil)
+	sb, ws := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Disk: 8 << 20, Timeout: 60 * time.Second}}, nil)
 	res := run(t, sb, "python3", "-c", `
 import os
 os.mkdir("many")
@@ -518,7 +517,7 @@ func TestNetwork(t *testing.T) {
 	}()
 	connect := []string{"python3", "-c", "import socket; socket.create_connection(('127.0.0.1', " + itoa(l.Addr().(*net.TCPAddr).Port) + "), timeout=5); print('connected')"}
 	for _, network := range []bool{false, true} {
-		sb, _ := open(t, userns.Config{Limits: sandbox.Limits{Network: network}}, nil)
+		sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Network: network}}, nil)
 		before := accepted.Load()
 		res := run(t, sb, connect...)
 		time.Sleep(100 * time.Millisecond)

@@ -24,7 +24,7 @@ func TestWarmCacheSeeded(t *testing.T) {
 	requireUserns(t)
 	warm, state := filepath.Join(t.TempDir(), "warm"), t.TempDir()
 	var progress []string
-	a, _ := open(t, userns.Config{WarmCache: warm, StateDir: state, Progress: func(m string) { progress = append(progress, m) }},
+	a, _ := open(t, sandbox.RunSpec{Progress: func(m string) { progress = append(progress, m) }, Settings: userns.Config{WarmCache: warm, StateDir: state}},
 		sandboxtest.CheckModule)
 	if len(progress) != 2 || !strings.Contains(progress[0], "building the trusted Go build cache") {
 		t.Errorf("progress while building the base: %q", progress)
@@ -67,7 +67,7 @@ echo forged > /cache/go-build/forged && echo wrote-own`)
 	if after := sandboxtest.ContentHash(t, trusted[0]); after != before[1] {
 		t.Fatal("a command changed the trusted builds")
 	}
-	b, _ := open(t, userns.Config{WarmCache: warm}, nil)
+	b, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, nil)
 	res = run(t, b, "sh", "-c", "ls /cache/go-build/forged 2>/dev/null; echo end")
 	if strings.Contains(res.Stdout, "forged") {
 		t.Fatalf("the next sandbox sees what the first wrote into its cache:\n%s", res.Stdout)
@@ -87,7 +87,7 @@ echo forged > /cache/go-build/forged && echo wrote-own`)
 // compiled, and what the removed cache held no longer counts against the
 // disk limit.
 func testResetRenewsTheCache(t *testing.T, warm string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm, Limits: sandbox.Limits{Disk: 64 << 20}}, nil)
+	sb, _ := open(t, sandbox.RunSpec{Limits: sandbox.Limits{Disk: 64 << 20}, Settings: userns.Config{WarmCache: warm}}, nil)
 	res := run(t, sb, "sh", "-c", `set -e; mkdir -p /tmp/m && cd /tmp/m && printf 'module m\n' > go.mod && printf 'package m\n' > m.go && go build ./... && ls /cache/go-build/*/*-a | wc -l && mkdir -p /cache/go-build/00 && echo FORGED > /cache/go-build/00/planted && head -c 41943040 /dev/zero > /cache/big`)
 	if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) == "0" {
 		t.Fatalf("the command could not write its cache: %+v", res)
@@ -117,6 +117,6 @@ func testResetRenewsTheCache(t *testing.T, warm string) {
 // the warm base: nothing an earlier command or the check's own processes
 // stored is read back (see sandboxtest.CheckCaches).
 func testCheckBuildsFromTheBase(t *testing.T, warm string) {
-	sb, _ := open(t, userns.Config{WarmCache: warm}, sandboxtest.CheckModule)
+	sb, _ := open(t, sandbox.RunSpec{Settings: userns.Config{WarmCache: warm}}, sandboxtest.CheckModule)
 	sandboxtest.CheckCaches(t, sb, true)
 }
