@@ -551,6 +551,35 @@ for d in ("/tmp", os.environ.get("HOME", "/tmp")):
 			},
 		},
 		{
+			Name:   "info-lists-every-limit",
+			Threat: "a run believes a limit holds that the kind does not enforce (cpus above all), because the enforced line of its report leaves the limit out",
+			Limits: func(l *sandbox.Limits) { l.CPUs = 1 },
+			Run: func(t *testing.T, e *Env) {
+				info := e.Sandbox.Info()
+				all := slices.Concat(info.Enforced, info.NotEnforced)
+				for _, name := range []string{sandbox.LimitTimeout, sandbox.LimitOutput, sandbox.LimitMemory, sandbox.LimitCPUs,
+					sandbox.LimitPids, sandbox.LimitDisk, sandbox.LimitNetwork} {
+					n := 0
+					for _, entry := range all {
+						if strings.HasPrefix(entry, name+" ") || strings.HasPrefix(entry, name+":") {
+							n++
+						}
+					}
+					if n != 1 {
+						t.Errorf("%s is listed %d times, want once, in %q", name, n, info.Summary())
+					}
+				}
+				notCPUs := slices.ContainsFunc(info.NotEnforced, func(e string) bool { return strings.HasPrefix(e, sandbox.LimitCPUs+":") })
+				warned := slices.ContainsFunc(info.Unenforced(sandbox.Limits{CPUs: 1}), func(e string) bool { return strings.HasPrefix(e, sandbox.LimitCPUs+":") })
+				if notCPUs != warned {
+					t.Errorf("cpus not enforced = %v but a run setting cpus is warned = %v: %q", notCPUs, warned, info.Summary())
+				}
+				if !strings.Contains(info.Summary(), "cpus") {
+					t.Errorf("the report's line says nothing of cpus: %q", info.Summary())
+				}
+			},
+		},
+		{
 			Name:   "disk-limit-honoured",
 			Threat: "code fills the host disk through the workspace",
 			Limits: func(l *sandbox.Limits) { l.Disk = 64 << 20 },
