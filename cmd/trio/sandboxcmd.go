@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,8 +41,8 @@ power) left behind, and removes it:
 
 Containers and folders of live runs, of other hosts and of other users are
 left alone. Every run does the same sweep for its kind when it starts;
-prune does it for every kind and says what it removed, and which kinds it
-could not look at (containerd not running is not an error: there is
+prune does it for every kind and says which kinds it looked at, what it
+removed, and which kinds it could not look at (containerd not running is not an error: there is
 nothing of it to prune then).
 
 containerd is found as for trio run: sandbox.containerd.address of
@@ -66,19 +67,34 @@ Exit codes: 0 pruned (perhaps nothing), 1 something could not be removed,
 			removed, errs := sandbox.Prune(cmd.Context(), settings)
 			var failed []error
 			var skipped []string
+			unreachable := map[string]bool{}
 			for _, err := range errs {
 				if errors.Is(err, sandbox.ErrUnavailable) {
 					skipped = append(skipped, err.Error())
+					var se *sandbox.Error
+					if errors.As(err, &se) {
+						unreachable[se.Kind] = true
+					}
 				} else {
 					failed = append(failed, err)
 				}
 			}
+			// looked are the kinds that can leave state and were swept.
+			looked := []string{}
+			for _, k := range sandbox.Kinds() {
+				if d, _ := sandbox.Lookup(k); d != nil {
+					if _, ok := d.(sandbox.Pruner); ok && !unreachable[k] {
+						looked = append(looked, k)
+					}
+				}
+			}
 			if asJSON {
 				out := struct {
+					Looked  []string           `json:"looked_at"`
 					Removed []sandbox.Leftover `json:"removed"`
 					Skipped []string           `json:"skipped,omitempty"`
 					Errors  []string           `json:"errors,omitempty"`
-				}{Removed: removed, Skipped: skipped}
+				}{Looked: looked, Removed: removed, Skipped: skipped}
 				if out.Removed == nil {
 					out.Removed = []sandbox.Leftover{}
 				}
@@ -89,6 +105,7 @@ Exit codes: 0 pruned (perhaps nothing), 1 something could not be removed,
 				enc.SetIndent("", "  ")
 				enc.Encode(out)
 			} else {
+				fmt.Fprintln(io.out, "looked at: "+strings.Join(looked, ", "))
 				if len(removed) == 0 {
 					fmt.Fprintln(io.out, "nothing to prune: no container or state folder of a dead run")
 				}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -149,6 +150,7 @@ func TestSandboxPruneWithoutContainerd(t *testing.T) {
 		t.Fatalf("prune --json without containerd: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	var out struct {
+		Looked  []string `json:"looked_at"`
 		Removed []sandbox.Leftover
 		Skipped []string
 	}
@@ -162,6 +164,9 @@ func TestSandboxPruneWithoutContainerd(t *testing.T) {
 	if len(got) != 2 || got["trio-landlock-dead"] != "landlock" || got["trio-userns-dead"] != "userns" {
 		t.Errorf("removed %+v; want the dead landlock and userns state folders, by kind", out.Removed)
 	}
+	if !slices.Equal(out.Looked, []string{"landlock", "userns"}) {
+		t.Errorf("looked at %q; want landlock and userns, the kinds that leave state and could be swept", out.Looked)
+	}
 	if len(out.Skipped) != 1 || !strings.Contains(out.Skipped[0], "containerd") {
 		t.Errorf("skipped %q; want containerd named as not looked at", out.Skipped)
 	}
@@ -172,7 +177,7 @@ func TestSandboxPruneWithoutContainerd(t *testing.T) {
 		}
 	}
 	r = trio(t, dir, env, "sandbox", "prune")
-	if r.code != exitOK || !strings.Contains(r.stdout, "nothing to prune") || !strings.Contains(r.stdout, "not looked at: prune containerd sandbox: containerd unavailable") {
+	if r.code != exitOK || !strings.Contains(r.stdout, "looked at: landlock, userns\n") || !strings.Contains(r.stdout, "nothing to prune") || !strings.Contains(r.stdout, "not looked at: prune containerd sandbox: containerd unavailable") {
 		t.Errorf("prune again: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
