@@ -184,3 +184,129 @@ func TestTemporalEval(t *testing.T) {
 		}
 	}
 }
+
+// TestTemporalEvalWorkerKilled: worker A alone takes the demo run and an
+// eval of three tasks (a seeded one, a repair, a disagreement), four
+// sessions at once; once every run has a session on A and A completed
+// its third call, A is killed with SIGKILL and worker B starts. Every run
+// completes on B, whose log shows each move; every call id of every run
+// completed exactly once and began at most twice (only the call in
+// flight runs again); the eval's verdicts are those of a local eval.
+func TestTemporalEvalWorkerKilled(t *testing.T) {
+	_, err := exec.LookPath("bwrap")
+	need(t, "bwrap (the userns sandbox the workers and judges use)", err)
+	addr := devServer(t)
+	dir := t.TempDir()
+	script, _ := filepath.Abs("../../examples/demo/script.yaml")
+	goal, _ := filepath.Abs("../../examples/demo/goal.md")
+	env := cleanEnv(envTemporalAddress+"="+addr, envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
+	a := startWorker(t, dir, "a", env, "--sandbox", "userns", "--parallel", "4")
+
+	const demoID = "20261204-000000-evalkill"
+	if r := trio(t, dir, env, "run", "--temporal", "--goal-file", goal, "--run-id", demoID, "--unattended", "--heartbeat-timeout", "5s"); r.code != 0 {
+		t.Fatalf("trio run --temporal: exit %d\n%s", r.code, r.stderr)
+	}
+	out := filepath.Join(dir, "eval")
+	ev := exec.Command(bin, "eval", suiteDir(t), "--temporal", "--sandbox", "userns", "--tasks", "py-inventory-seed,go-mean-repair,py-intervals",
+		"--out", out, "--heartbeat-timeout", "5s")
+	var evOut, evErr strings.Builder
+	ev.Dir, ev.Env, ev.Stdout, ev.Stderr = dir, env, &evOut, &evErr
+	if err := ev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	evDone := make(chan struct{})
+	go func() { ev.Wait(); close(evDone) }()
+	t.Cleanup(func() { ev.Process.Kill(); <-evDone })
+
+	// Every run in a session on A, and A's third completed call.
+	runs := func(w *tworker) []string {
+		entries, _ := os.ReadDir(filepath.Join(w.dir, "runs"))
+		var ids []string
+		for _, e := range entries {
+			if _, err := os.Stat(filepath.Join(w.dir, "runs", e.Name(), "state.json")); err == nil {
+				ids = append(ids, e.Name())
+			}
+		}
+		return ids
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	var onA []string
+	for {
+		onA = runs(a)
+		done := 0
+		for _, id := range onA {
+			ends, _ := endedCalls(filepath.Join(a.dir, "runs", id))
+			done += len(ends)
+		}
+		if len(onA) == 4 && done >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(a.log)
+			t.Fatalf("A never held the four runs with three completed calls: %v\n%s", onA, b)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the run folders; the kill must come soon after the third call
+	}
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	aLog, _ := os.ReadFile(a.log)
+	b := startWorker(t, dir, "b", env, "--sandbox", "userns", "--parallel", "4")
+
+	r := trio(t, dir, env, "run", "--temporal", "--goal-file", goal, "--run-id", demoID, "--wait")
+	if r.code != 0 || !strings.Contains(r.stderr, "ended: completed (after 1 moves)") {
+		bl, _ := os.ReadFile(b.log)
+		t.Fatalf("the demo run: exit %d\n%s\nB's log:\n%s", r.code, r.stderr, bl)
+	}
+	select {
+	case <-evDone:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("trio eval --temporal did not end")
+	}
+	bLog, _ := os.ReadFile(b.log)
+	if ev.ProcessState.ExitCode() != 0 {
+		t.Fatalf("trio eval --temporal: exit %d\n%s\nA's log:\n%s\nB's log:\n%s", ev.ProcessState.ExitCode(), evErr.String(), aLog, bLog)
+	}
+	t.Logf("A's log:\n%s\nB's log:\n%s", aLog, bLog)
+	for _, id := range onA {
+		// The move: the workflow (on B, the only worker left) saw the
+		// session on A lost; B restored A's last commit of the run (or
+		// started it afresh, had A committed nothing) and finished it.
+		lost := regexp.MustCompile(`msg="session lost, moving the run" .* run=` + regexp.QuoteMeta(id) + ` host=a epoch=1 `)
+		if !lost.Match(bLog) {
+			t.Errorf("B's log has no lost session of run %s on A", id)
+		}
+		restored := strings.Contains(string(bLog), fmt.Sprintf("run %s: commit ", id)) && strings.Contains(string(bLog), "(epoch 1, from a) restored")
+		if !restored && !strings.Contains(string(bLog), fmt.Sprintf("run %s placed on b (epoch 2, commit 0)", id)) {
+			t.Errorf("B's log shows no restore of run %s", id)
+		}
+		if !strings.Contains(string(bLog), fmt.Sprintf("run %s finished on b: completed", id)) {
+			t.Errorf("run %s did not complete on B", id)
+		}
+		if strings.Contains(string(aLog), fmt.Sprintf("run %s finished on a", id)) {
+			t.Errorf("run %s finished on A before the kill", id)
+		}
+		ends, begins := endedCalls(filepath.Join(b.dir, "runs", id))
+		if len(ends) < 3 {
+			t.Errorf("run %s: only %d calls completed", id, len(ends))
+		}
+		again := 0
+		for k, n := range ends {
+			if n != 1 || begins[k] > 2 {
+				t.Errorf("run %s, call %s: completed %d times, began %d times", id, k, n, begins[k])
+			}
+			if begins[k] == 2 {
+				again++
+			}
+		}
+		if again > 1 {
+			t.Errorf("run %s: %d calls ran again, want at most the one in flight", id, again)
+		}
+	}
+	rep := readReport(t, out)
+	tot := rep.Totals
+	if tot.Tasks != 3 || tot.HiddenPass != 2 || tot.Completed != 3 || tot.FalseCompleted != 1 {
+		t.Errorf("eval totals %+v: want 3 tasks, 2 hidden passes, 3 completed, 1 completed with failing hidden tests\n%s", tot, evErr.String())
+	}
+}
