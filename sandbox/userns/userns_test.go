@@ -27,7 +27,9 @@ func open(t *testing.T, spec sandbox.RunSpec, files map[string]string) (*userns.
 	writeTree(t, ws, files)
 	spec.Workspace = ws
 	if spec.Limits.Timeout == 0 {
-		spec.Limits.Timeout = 30 * time.Second
+		// Only a bound on a hung command, never a verdict: go build -a
+		// under the race detector on 2 loaded cores took over 30 s.
+		spec.Limits.Timeout = 10 * time.Minute
 	}
 	sb, err := userns.New(context.Background(), spec)
 	if err != nil {
