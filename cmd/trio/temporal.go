@@ -164,7 +164,7 @@ host name and pid, differs) and different --dir folders.
 				return flow.AgentRunner(model, pol, opts...)(ctx, call)
 			}
 			logf := func(format string, args ...any) { fmt.Fprintf(io.err, format+"\n", args...) }
-			host := &flow.Host{Name: name, Store: st, Root: abs(dir), Run: run, Logf: logf}
+			host := &flow.Host{Name: name, Store: st, Root: abs(dir), Run: run, Logf: logf, Sessions: parallel}
 			c, err := tf.dial()
 			if err != nil {
 				return err

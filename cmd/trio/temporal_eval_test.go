@@ -147,7 +147,9 @@ func TestTemporalEval(t *testing.T) {
 	}
 	for _, w := range workers {
 		finished, most := sessionsAtOnce(t, w.log)
-		t.Logf("worker %s: %d runs finished, at most %d sessions at once", w.name, finished, most)
+		l, _ := os.ReadFile(w.log)
+		t.Logf("worker %s: %d runs finished, at most %d sessions at once, %d placements declined (full)",
+			w.name, finished, most, strings.Count(string(l), " is full ("))
 		if finished == 0 || most > parallel {
 			t.Errorf("worker %s: %d runs finished, %d sessions at once (--parallel %d)\n%s", w.name, finished, most, parallel, logs())
 		}

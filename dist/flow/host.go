@@ -63,11 +63,48 @@ type Host struct {
 	Heartbeat time.Duration
 	// Logf, when set, tells what the host does.
 	Logf func(format string, args ...any)
+	// Sessions is how many sessions the host runs at once (the worker's
+	// --parallel; 0: placement does not look). A placement that would
+	// exceed it is declined, so that the run goes to a host with a free
+	// slot rather than wait on this host's queue, where a session that
+	// waits longer than 5 minutes to start counts as lost.
+	Sessions int
 
 	mu sync.Mutex // one placement or session start at a time
 	// active are the runs with a session in this process, by epoch: their
 	// folders are in use and must not be replaced by a placement.
 	active map[string]int64
+	// reserved are the runs placed here whose session has not started,
+	// by placement time: they hold a slot until it starts, or for the
+	// time the workflow waits for it to start.
+	reserved map[string]time.Time
+}
+
+// full says why run cannot be placed here: every session slot is held by
+// a session or a placement waiting for its session. Called with h.mu
+// held.
+func (h *Host) full(run string) error {
+	if h.Sessions <= 0 {
+		return nil
+	}
+	n := 0
+	for r := range h.active {
+		if r != run {
+			n++
+		}
+	}
+	for r, at := range h.reserved {
+		switch {
+		case time.Since(at) > sessionStart:
+			delete(h.reserved, r) // its session went elsewhere
+		case r != run && h.active[r] == 0:
+			n++
+		}
+	}
+	if n >= h.Sessions {
+		return fmt.Errorf("host %s is full (%d of %d sessions held): another host should take run %s", h.Name, n, h.Sessions, run)
+	}
+	return nil
 }
 
 // busy says why run cannot be placed or started here: a session of it
@@ -136,6 +173,9 @@ func (h *Host) Place(ctx context.Context, in PlaceInput) (Placement, error) {
 	if err := h.busy(in.RunID); err != nil {
 		return Placement{}, err
 	}
+	if err := h.full(in.RunID); err != nil {
+		return Placement{}, err
+	}
 	head, err := dist.Head(ctx, h.Store, in.RunID)
 	if err != nil {
 		return Placement{}, err
@@ -147,6 +187,10 @@ func (h *Host) Place(ctx context.Context, in PlaceInput) (Placement, error) {
 	if head != nil {
 		p.Seq = head.Seq
 	}
+	if h.reserved == nil {
+		h.reserved = map[string]time.Time{}
+	}
+	h.reserved[in.RunID] = time.Now()
 	h.logf("trio worker: run %s placed on %s (epoch %d, commit %d)", in.RunID, h.Name, in.Epoch, p.Seq)
 	return p, nil
 }
@@ -160,6 +204,7 @@ var errAsk = errors.New("flow: the session waits for a confirmation")
 // goroutine.
 func (h *Host) Session(ctx context.Context, in SessionInput) (SessionResult, error) {
 	h.mu.Lock()
+	delete(h.reserved, in.RunID) // the session came: its slot is its own now, or free
 	err := h.busy(in.RunID)
 	var (
 		s    *dist.Session

@@ -258,6 +258,66 @@ func TestPlacementWaitsForALiveSession(t *testing.T) {
 	}
 }
 
+// TestPlacementHonoursSessions: a host of one session slot declines a
+// second run while the first is placed and while its session runs, takes
+// the first again (its own slot), and takes the second once the first's
+// session ended.
+func TestPlacementHonoursSessions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.NewFolder(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	h := &flow.Host{Name: "a", Store: st, Root: filepath.Join(dir, "a"), Sessions: 1, Run: func(ctx context.Context, c flow.Call) (string, error) {
+		close(started)
+		<-release
+		return "completed", nil
+	}}
+	var ts testsuite.WorkflowTestSuite
+	env := func() *testsuite.TestActivityEnvironment {
+		e := ts.NewTestActivityEnvironment()
+		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
+		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
+		return e
+	}
+	place := func(run string) error {
+		_, err := env().ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: run, Epoch: 1})
+		return err
+	}
+	for _, run := range []string{"r1", "r2"} {
+		if err := flow.SaveGoal(ctx, st, run, "goal"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := place("r1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := place("r2"); err == nil || !strings.Contains(err.Error(), "host a is full (1 of 1 sessions held)") {
+		t.Errorf("a second run while the first is placed: %v, want a refusal", err)
+	}
+	if err := place("r1"); err != nil {
+		t.Errorf("the first run placed again: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := env().ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r1", Epoch: 1})
+		done <- err
+	}()
+	<-started
+	if err := place("r2"); err == nil || !strings.Contains(err.Error(), "is full") {
+		t.Errorf("a second run while the first's session runs: %v, want a refusal", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := place("r2"); err != nil {
+		t.Errorf("the second run after the first's session ended: %v", err)
+	}
+}
+
 // TestCutOffHostStops: host A is cut off from Temporal but not from the
 // store: its session goes on while the run is placed on B with a newer
 // epoch and completes there. A's next commit fails (stale epoch), its

@@ -20,6 +20,9 @@ const (
 	sessionStart = 5 * time.Minute
 	// sessionMax bounds one session (a run that runs longer moves on).
 	sessionMax = 24 * time.Hour
+	// placeWait bounds the attempts to place a run (hosts full, a store
+	// out of reach).
+	placeWait = 24 * time.Hour
 )
 
 // Run is the workflow of one run: place, run a session, move when the
@@ -45,10 +48,13 @@ func Run(ctx workflow.Context, in RunInput) (Result, error) {
 	for {
 		st.Epoch++
 		st.State, st.Host, st.Since = "placing", "", workflow.Now(ctx)
+		// A placement is retried while every host is full (an eval's
+		// runs wait for free session slots), for a day at most.
 		pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           SharedQueue,
-			StartToCloseTimeout: placeTimeout,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 20},
+			TaskQueue:              SharedQueue,
+			StartToCloseTimeout:    placeTimeout,
+			ScheduleToCloseTimeout: placeWait,
+			RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 		})
 		var pl Placement
 		pin := PlaceInput{RunID: in.RunID, Epoch: st.Epoch}
