@@ -83,6 +83,8 @@ func (e *Evaluator) runRemote(ctx context.Context, out string, sc agent.SandboxC
 	}
 	// The report names the folders of the host the run ended on.
 	disk.RunDir, disk.Workspace = runDir, filepath.Join(dir, "workspace")
-	return e.judgeAndRecord(ctx, t, sample, dir, disk, nil, sc, config, total,
+	// A remote run's id is the same in every eval that attaches to it:
+	// the judge's sandbox gets a name of its own.
+	return e.judgeAndRecord(ctx, t, sample, dir, disk, nil, disk.RunID+"-judge-"+randomHex(3), sc, config, total,
 		!strings.Contains(disk.Sandbox, "(not isolated)"))
 }

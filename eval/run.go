@@ -628,16 +628,17 @@ func (e *Evaluator) runTask(ctx context.Context, out string, sc agent.SandboxCon
 		return nil, fmt.Errorf("eval: task %s: %w", t.ID, err)
 	}
 	disk.Workspace = ws
-	return e.judgeAndRecord(ctx, t, sample, dir, disk, runErr, sc, config, total, true)
+	return e.judgeAndRecord(ctx, t, sample, dir, disk, runErr, runID+"-judge", sc, config, total, true)
 }
 
 // judgeAndRecord judges the run whose report is disk (its workspace at
 // disk.Workspace), writes the sample's result.json in dir and tells the
-// observers. ranIsolated says the run's own sandbox isolated it (a local
+// observers. judgeID names the judge's sandbox (unique among concurrent
+// evals); ranIsolated says the run's own sandbox isolated it (a local
 // run's is the eval's kind, already in sc).
 func (e *Evaluator) judgeAndRecord(ctx context.Context, t Task, sample int, dir string, disk *agent.Report, runErr error,
-	sc agent.SandboxConfig, config string, total int, ranIsolated bool) (*TaskResult, error) {
-	h, err := judge(ctx, t, disk.Workspace, filepath.Join(dir, "judge"), disk.RunID+"-judge", sc, e.cfg.policy)
+	judgeID string, sc agent.SandboxConfig, config string, total int, ranIsolated bool) (*TaskResult, error) {
+	h, err := judge(ctx, t, disk.Workspace, filepath.Join(dir, "judge"), judgeID, sc, e.cfg.policy)
 	if err != nil {
 		return nil, fmt.Errorf("eval: task %s: hidden tests: %w", t.ID, err)
 	}

@@ -23,6 +23,7 @@ func TestTemporalUsageErrors(t *testing.T) {
 		{[]string{"status"}, "accepts 1 arg"},
 		{[]string{"run", "--temporal", "--goal", "x", "--workspace", "w"}, "--workspace does not go with --temporal"},
 		{[]string{"run", "--temporal", "--goal", "x", "--model", "m"}, "--model does not go with --temporal"},
+		{[]string{"eval", suiteDir(t), "--temporal", "--tasks", "py-roman"}, "no store: give --store DIR or set TRIO_STORE"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
