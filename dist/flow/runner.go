@@ -16,6 +16,7 @@ import (
 	"github.com/trioagent/trio/dist/store"
 	"github.com/trioagent/trio/llm"
 	"github.com/trioagent/trio/policy"
+	"github.com/trioagent/trio/tools"
 )
 
 // GoalKey is where a run's goal waits in the store for its first session.
@@ -160,7 +161,22 @@ func (s Spec) policyOf(worker *policy.Policy) (*policy.Policy, error) {
 // the workspace, the runs folder, the run id or the confirmer: the
 // session does). pol's read rules decide what a commit may copy.
 func AgentRunner(model llm.Model, pol *policy.Policy, opts ...agent.Option) Runner {
+	return AgentRunnerWith(model, nil, pol, opts...)
+}
+
+// AgentRunnerWith is AgentRunner with an embedder's tools: registry, when
+// not nil, makes each session's registry (the same tools every time, as
+// agent.Resume wants), so that a completed call of a custom tool is
+// answered from the log on the host the run moved to, never run again.
+func AgentRunnerWith(model llm.Model, registry func() (*tools.Registry, error), pol *policy.Policy, opts ...agent.Option) Runner {
 	return func(ctx context.Context, c Call) (string, error) {
+		var reg *tools.Registry
+		if registry != nil {
+			var err error
+			if reg, err = registry(); err != nil {
+				return "", err
+			}
+		}
 		var read policy.ReadRules
 		o := slices.Clone(opts)
 		p, err := c.Spec.policyOf(pol)
@@ -191,7 +207,7 @@ func AgentRunner(model llm.Model, pol *policy.Policy, opts ...agent.Option) Runn
 			if err := c.Spec.laySeed(c.Workspace); err != nil {
 				return "", fmt.Errorf("run %s: %w", c.RunID, err)
 			}
-			a, err := agent.New(model, nil, append(o, agent.WithRunsDir(filepath.Dir(c.RunDir)), agent.WithRunID(c.RunID))...)
+			a, err := agent.New(model, reg, append(o, agent.WithRunsDir(filepath.Dir(c.RunDir)), agent.WithRunID(c.RunID))...)
 			if err != nil {
 				return "", err
 			}
@@ -200,7 +216,7 @@ func AgentRunner(model llm.Model, pol *policy.Policy, opts ...agent.Option) Runn
 			}
 			return string(rep.Reason), nil
 		}
-		rep, err = agent.Resume(ctx, c.RunDir, model, nil, o...)
+		rep, err = agent.Resume(ctx, c.RunDir, model, reg, o...)
 		switch {
 		case errors.Is(err, agent.ErrRunFinished) && rep != nil:
 			return string(rep.Reason), nil
