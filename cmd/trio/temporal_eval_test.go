@@ -131,6 +131,7 @@ func TestTemporalEval(t *testing.T) {
 	local, remote := readReport(t, localOut), readReport(t, remoteOut)
 	lt, rt := local.Totals, remote.Totals
 	lt.RunWallTime, rt.RunWallTime = 0, 0
+	t.Logf("eval.json totals: on Temporal %+v; local %+v", rt, lt)
 	if lt != rt || rt.Tasks != 12 {
 		t.Errorf("totals on Temporal %+v\nlocal %+v", rt, lt)
 	}
