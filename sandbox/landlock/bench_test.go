@@ -18,8 +18,22 @@ import (
 // (landlock/local); the goal is at most 3 ms, or 3× local. The landlock
 // sandbox runs with the shipped policy's rules and limits, as a run
 // would (the workspace holds no denied path: this kind refuses one).
+// back-to-back runs the commands one after the other: each landlock
+// command's helper, started when the previous command ended, is still
+// starting, and its start competes with the local command. after-pause
+// waits 100 ms before each command, as an agent's commands come (a
+// model's turn between two): the helper waits ready.
 func BenchmarkExecRatios(b *testing.B) {
 	requireLandlock(b)
+	for _, bc := range []struct {
+		name  string
+		pause time.Duration
+	}{{"back-to-back", 0}, {"after-pause", 100 * time.Millisecond}} {
+		b.Run(bc.name, func(b *testing.B) { benchExecRatios(b, bc.pause) })
+	}
+}
+
+func benchExecRatios(b *testing.B, pause time.Duration) {
 	ctx := context.Background()
 	pol := sandboxtest.ShippedPolicy(b)
 	limits := sandbox.Limits{Timeout: time.Minute, Memory: 2 << 30, Pids: 512, Disk: 4 << 30}
@@ -38,6 +52,7 @@ func BenchmarkExecRatios(b *testing.B) {
 	var spent [2][]time.Duration
 	for b.Loop() {
 		for i, s := range []sandbox.Sandbox{sb, local} {
+			time.Sleep(pause)
 			start := time.Now()
 			if res, err := s.Exec(ctx, cmd); err != nil || res.ExitCode != 0 {
 				b.Fatal(res, err)

@@ -39,6 +39,14 @@
 // runs in a Landlock domain the helper is not in, and from ABI 6 it
 // cannot signal the helper, not even one of its threads.
 //
+// Each command's helper is started before the command is known, once
+// the previous command has ended (and by [New] for the first): the two
+// starts of this executable, most of a command's cost, then happen while
+// no command waits, and the command only wakes the second stage, which
+// reads it (folder, environment, rules, limits, argv) from a pipe and
+// confines it as above. Nothing is decided early; while it waits, the
+// helper holds nothing of the workspace, and Close ends it.
+//
 // # Started processes
 //
 // [Sandbox.Start] (a sandbox.Starter: stdio MCP servers, background

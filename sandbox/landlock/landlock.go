@@ -164,6 +164,7 @@ type Sandbox struct {
 
 	mu     sync.Mutex
 	closed bool
+	next   *helper // the next command's helper, started ahead of it
 
 	started sandbox.Started // started, not yet stopped
 }
@@ -233,6 +234,7 @@ func newRun(ctx context.Context, cfg config) (_ *Sandbox, retErr error) {
 	if cfg.Limits.Disk > 0 {
 		s.diskBase = sandbox.DiskUsage(cfg.Workspace) + sandbox.DiskUsage(s.stateDir)
 	}
+	s.next = s.startHelper()
 	return s, nil
 }
 
@@ -391,6 +393,11 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.next != nil {
+		s.next.end()
+		<-s.next.done
+		s.next = nil
+	}
 	err := s.stopAll()
 	return errors.Join(err, s.removeState())
 }
@@ -435,7 +442,8 @@ func (s *Sandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result
 		timeout = s.cfg.Limits.Timeout
 	}
 	start := time.Now()
-	res, err := s.run(ctx, cmd, wd, layout, timeout, stdout, stderr)
+	var res sandbox.Result
+	res, stdout, stderr, err = s.run(ctx, cmd, wd, layout, timeout)
 	// HOME and TMPDIR are the command's own, as userns's tmpfs are: what
 	// it left there (a disk filled) does not reach the next command.
 	if cerr := s.freshHome(); cerr != nil && err == nil {
@@ -610,7 +618,10 @@ func userTasks() int64 {
 // after SIGTERM before it is killed itself.
 const stopGrace = 5 * time.Second
 
-func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration, stdout, stderr *sandbox.CappedBuffer) (sandbox.Result, error) {
+// run runs cmd through the helper started for it (see helper), and
+// starts the next command's.
+func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layout sandbox.Layout, timeout time.Duration) (_ sandbox.Result, stdout, stderr *sandbox.CappedBuffer, _ error) {
+	stdout, stderr = sandbox.NewCappedBuffer(s.cfg.Limits.Output), sandbox.NewCappedBuffer(s.cfg.Limits.Output)
 	lim := s.cfg.Limits
 	left := int64(-1)
 	if lim.Disk > 0 {
@@ -618,7 +629,7 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 	}
 	spec, err := s.spec(layout, left, s.own())
 	if err != nil {
-		return sandbox.Result{}, err
+		return sandbox.Result{}, stdout, stderr, err
 	}
 	env := sandbox.MergeEnv(s.env, cmd.Env)
 	if cmd.Check {
@@ -644,24 +655,37 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		t := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
 		defer t.Stop()
 	}
-	c := exec.CommandContext(rctx, "/proc/self/exe", append([]string{landlockexec.SupervisorFlag}, spec.Args(cmd.Argv)...)...)
-	c.Args[0] = landlockexec.Arg0
-	c.Env, c.Dir, c.Stdout, c.Stderr = env, wd, stdout, stderr
-	// A session of its own: no terminal to push input into. SIGTERM to
-	// the helper, whose death trio's own would also cause, makes it kill
-	// every process of the command; WaitDelay bounds both that and the
-	// pipes' closing.
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
-	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
-	c.WaitDelay = stopGrace
-	// Pdeathsig fires when the thread that started the helper exits.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	err = c.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) && c.ProcessState == nil {
-		return sandbox.Result{}, fmt.Errorf("landlock sandbox: start %s: %w", cmd.Argv[0], err)
+	req := landlockexec.Request(wd, env, spec, cmd.Argv)
+	defer func() { s.next = s.startHelper() }()
+	var h *helper
+	for try := 0; ; try++ {
+		h, s.next = s.next, nil
+		if h == nil {
+			h = s.startHelper()
+		}
+		stop := context.AfterFunc(rctx, h.end)
+		<-h.started
+		err = h.startErr
+		if err == nil {
+			_, err = h.req.Write(req)
+			h.req.Close()
+		}
+		if err != nil {
+			h.end()
+		}
+		<-h.done
+		stop()
+		// A helper that died before it read its command (killed while
+		// it waited) is replaced once.
+		if err == nil || rctx.Err() != nil || try > 0 {
+			break
+		}
 	}
+	stdout, stderr = h.stdout, h.stderr
+	if err != nil || h.cmd.ProcessState == nil {
+		return sandbox.Result{}, stdout, stderr, fmt.Errorf("landlock sandbox: start %s: %w", cmd.Argv[0], errors.Join(err, h.waitErr))
+	}
+	c := h.cmd
 	code := exitCode(c.ProcessState)
 	res := sandbox.Result{ExitCode: code, TimedOut: timedOut.Load()}
 	if lim.Disk > 0 && !res.TimedOut && ctx.Err() == nil {
@@ -675,12 +699,75 @@ func (s *Sandbox) run(ctx context.Context, cmd sandbox.Command, wd string, layou
 		}
 	}
 	if ctx.Err() != nil {
-		return res, fmt.Errorf("landlock sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
+		return res, stdout, stderr, fmt.Errorf("landlock sandbox: %s: %w", cmd.Argv[0], context.Cause(ctx))
 	}
 	if code == landlockexec.ExitCode && strings.HasPrefix(stderr.String(), landlockexec.Marker) {
-		return res, fmt.Errorf("landlock sandbox: %s", strings.TrimSpace(stderr.String()))
+		return res, stdout, stderr, fmt.Errorf("landlock sandbox: %s", strings.TrimSpace(stderr.String()))
 	}
-	return res, nil
+	return res, stdout, stderr, nil
+}
+
+// helper is a command's helper (supervisor and second stage) started
+// before the command is known: the two starts of this executable are
+// most of what a command costs, and they happen while no command waits;
+// the command then only wakes the second stage, which reads it from a
+// pipe (landlockexec.Spec.Request) and confines it as it would have at
+// its start. Nothing of the command is decided early: its rules,
+// limits, environment and folder come with it. While it waits, the
+// helper runs with the sandbox's environment and holds nothing of the
+// workspace; SIGTERM (end, Close, trio's death) makes its supervisor
+// kill every process below it.
+type helper struct {
+	cmd            *exec.Cmd
+	req            *os.File // the write end of the command's pipe
+	stdout, stderr *sandbox.CappedBuffer
+	end            context.CancelFunc // SIGTERM to the supervisor, if it runs
+	started        chan struct{}      // closed once Start returned, with startErr
+	startErr       error
+	done           chan struct{} // closed once the helper is gone, with waitErr
+	waitErr        error
+}
+
+// startHelper starts a helper in the background.
+func (s *Sandbox) startHelper() *helper {
+	ctx, end := context.WithCancel(context.Background())
+	h := &helper{stdout: sandbox.NewCappedBuffer(s.cfg.Limits.Output), stderr: sandbox.NewCappedBuffer(s.cfg.Limits.Output),
+		end: end, started: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		defer end()
+		r, w, err := os.Pipe()
+		if err != nil {
+			h.startErr = err
+			close(h.started)
+			return
+		}
+		h.req = w
+		c := exec.CommandContext(ctx, "/proc/self/exe", append([]string{landlockexec.SupervisorFlag}, landlockexec.Spec{Request: 3}.Args(nil)...)...)
+		c.Args[0] = landlockexec.Arg0
+		c.Env, c.Dir, c.Stdout, c.Stderr, c.ExtraFiles = s.env, "/", h.stdout, h.stderr, []*os.File{r}
+		// A session of its own: no terminal to push input into. SIGTERM
+		// to the helper, whose death trio's own would also cause, makes
+		// it kill every process of the command; WaitDelay bounds both
+		// that and the pipes' closing.
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
+		c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+		c.WaitDelay = stopGrace
+		h.cmd = c
+		// Pdeathsig fires when the thread that started the helper exits:
+		// this goroutine keeps it until the helper is gone.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		h.startErr = c.Start()
+		r.Close()
+		close(h.started)
+		if h.startErr != nil {
+			w.Close()
+			return
+		}
+		h.waitErr = c.Wait()
+	}()
+	return h
 }
 
 // exitCode follows the shell: the exit status, or 128+signal when killed.

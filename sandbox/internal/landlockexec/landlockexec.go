@@ -13,6 +13,10 @@
 //     abstract-socket scope, the seccomp filter trio built, the rlimits,
 //     no capability (trio run as root); then it execs the command.
 //
+// With Spec.Request, both stages start before their command is known
+// (trio starts the next command's helper while none waits), and the
+// second stage reads the command from a pipe before it confines it.
+//
 // Two stages, not one: the command must start in a domain that no thread
 // of its supervisor is in, or it could kill the supervisor (tgkill of
 // that thread) and leave its background processes behind. A Go process

@@ -32,6 +32,12 @@ type Spec struct {
 	// The supervisor hands it to the second stage as descriptor 3 and
 	// closes its own.
 	Ready int
+	// Request, when positive, is a descriptor of the supervisor from
+	// which the second stage reads, to its end, the command it runs
+	// (see Request): a helper started ahead of its command. The
+	// supervisor hands it over as descriptor 3 and closes its own; the
+	// spec carries no command then.
+	Request int
 }
 
 // Rlimit is one resource limit, soft and hard alike.
@@ -73,6 +79,9 @@ func (s Spec) Args(argv []string) []string {
 	if s.Ready > 0 {
 		a = append(a, "ready="+itoa(uint64(s.Ready)))
 	}
+	if s.Request > 0 {
+		a = append(a, "req="+itoa(uint64(s.Request)))
+	}
 	return append(append(a, "--"), argv...)
 }
 
@@ -81,6 +90,12 @@ func parse(args []string) (Spec, []string, error) {
 	var s Spec
 	for i, a := range args {
 		if a == "--" {
+			if s.Request > 0 {
+				if len(args) != i+1 {
+					return s, nil, errors.New("a command with a request")
+				}
+				return s, nil, nil
+			}
 			if len(args) == i+1 {
 				return s, nil, errors.New("no command")
 			}
@@ -135,11 +150,52 @@ func parse(args []string) (Spec, []string, error) {
 				return s, nil, errors.New("bad ready " + v)
 			}
 			s.Ready = int(n)
+		case "req":
+			n, err := atoi(v)
+			if err != nil || n == 0 {
+				return s, nil, errors.New("bad req " + v)
+			}
+			s.Request = int(n)
 		default:
 			return s, nil, errors.New("unknown field " + k)
 		}
 	}
 	return s, nil, errors.New("no command")
+}
+
+// Request is what a helper started ahead of its command (Spec.Request)
+// reads: the command's working folder, environment, spec and argv, as
+// NUL-terminated fields: the folder, the number of environment entries,
+// the entries, then spec.Args(argv).
+func Request(dir string, env []string, spec Spec, argv []string) []byte {
+	var b []byte
+	for _, f := range append(append([]string{dir, itoa(uint64(len(env)))}, env...), spec.Args(argv)...) {
+		b = append(append(b, f...), 0)
+	}
+	return b
+}
+
+// parseRequest reads Request back.
+func parseRequest(b []byte) (dir string, env []string, spec Spec, argv []string, err error) {
+	var f []string
+	for start, i := 0, 0; i < len(b); i++ {
+		if b[i] == 0 {
+			f, start = append(f, string(b[start:i])), i+1
+		}
+	}
+	if len(f) < 2 {
+		return "", nil, spec, nil, errors.New("short request")
+	}
+	n, err := atoi(f[1])
+	if err != nil || uint64(len(f)-2) < n {
+		return "", nil, spec, nil, errors.New("bad request")
+	}
+	env = f[2 : 2+n]
+	spec, argv, err = parse(f[2+n:])
+	if err == nil && spec.Request > 0 {
+		err = errors.New("a request within a request")
+	}
+	return f[0], env, spec, argv, err
 }
 
 func unhex(c byte) int {

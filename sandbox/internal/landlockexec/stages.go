@@ -118,10 +118,16 @@ func runSupervisor(args []string) int {
 	stop, chld := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	signal.Notify(chld, syscall.SIGCHLD)
-	// The second stage gets the ready descriptor as its descriptor 3.
-	files, ready := []uintptr{0, 1, 2}, spec.Ready
-	if ready > 0 {
+	// The second stage gets the ready or the request descriptor as its
+	// descriptor 3.
+	files, ready, request := []uintptr{0, 1, 2}, spec.Ready, spec.Request
+	switch {
+	case ready > 0 && request > 0:
+		return fail(ExitCode, Marker+"usage: both ready and req")
+	case ready > 0:
 		files, spec.Ready = append(files, uintptr(ready)), 3
+	case request > 0:
+		files, spec.Request = append(files, uintptr(request)), 3
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{Arg0, ExecFlag}, spec.Args(argv)...),
 		&syscall.ProcAttr{Env: os.Environ(), Files: files})
@@ -129,6 +135,9 @@ func runSupervisor(args []string) int {
 		// Only the second stage's copy may say ready; with it gone, the
 		// caller reads end of file.
 		syscall.Close(ready)
+	}
+	if request > 0 {
+		syscall.Close(request)
 	}
 	if err != nil {
 		return fail(ExitCode, Marker+"start: "+err.Error())
@@ -199,6 +208,18 @@ func runExec(args []string) int {
 	if err != nil {
 		return fail(ExitCode, Marker+"usage: "+Arg0+" "+ExecFlag+" SPEC... -- PROGRAM [ARG...]: "+err.Error())
 	}
+	env := os.Environ()
+	if spec.Request > 0 {
+		// Started ahead of its command: wait for it, then go on as
+		// one started with it.
+		var dir string
+		if dir, env, spec, argv, err = readRequest(spec.Request); err != nil {
+			return fail(ExitCode, Marker+"request: "+err.Error())
+		}
+		if err := syscall.Chdir(dir); err != nil {
+			return fail(126, "trio: cannot run "+argv[0]+": working directory "+dir+": "+err.Error())
+		}
+	}
 	// No new privileges, Landlock, seccomp and capabilities belong to a
 	// thread: they are set on the one that execs. (Init functions run on
 	// the main thread, locked to it; this keeps it so.)
@@ -229,7 +250,7 @@ func runExec(args []string) int {
 	}
 	// Resolved after Landlock, so that a program Landlock would not let
 	// run is reported as such.
-	path, code, err := lookPath(argv[0])
+	path, code, err := lookPath(argv[0], envValue(env, "PATH"))
 	if err != nil {
 		return fail(code, "trio: cannot run "+argv[0]+": "+err.Error())
 	}
@@ -250,7 +271,7 @@ func runExec(args []string) int {
 			return fail(ExitCode, Marker+"ready: "+err.Error())
 		}
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	err = syscall.Exec(path, argv, env)
 	code = 126
 	if errors.Is(err, syscall.ENOENT) {
 		code = 127
@@ -261,10 +282,42 @@ func runExec(args []string) int {
 	return fail(code, "trio: cannot run "+argv[0]+": "+err.Error())
 }
 
+// readRequest reads the command from descriptor fd to its end, and
+// closes it.
+func readRequest(fd int) (dir string, env []string, spec Spec, argv []string, err error) {
+	var b []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := syscall.Read(fd, buf)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return "", nil, spec, nil, err
+		}
+		if n == 0 {
+			break
+		}
+		b = append(b, buf[:n]...)
+	}
+	syscall.Close(fd)
+	return parseRequest(b)
+}
+
+// envValue is the value of key in env, the first one as getenv finds.
+func envValue(env []string, key string) string {
+	for _, e := range env {
+		if len(e) > len(key) && e[len(key)] == '=' && e[:len(key)] == key {
+			return e[len(key)+1:]
+		}
+	}
+	return ""
+}
+
 // lookPath finds prog as the shell would (a name with a slash as it is,
-// else in $PATH), and the exit status for a failure: 127 not found, 126
-// found but not executable.
-func lookPath(prog string) (string, int, error) {
+// else in path, the command's $PATH), and the exit status for a
+// failure: 127 not found, 126 found but not executable.
+func lookPath(prog, path string) (string, int, error) {
 	isExec := func(p string) error {
 		var st syscall.Stat_t
 		if err := syscall.Stat(p, &st); err != nil {
@@ -286,7 +339,6 @@ func lookPath(prog string) (string, int, error) {
 			return prog, 0, nil
 		}
 	}
-	path, _ := syscall.Getenv("PATH")
 	var denied error
 	start := 0
 	for i := 0; i <= len(path); i++ {
