@@ -12,6 +12,7 @@ import (
 
 	"github.com/trioagent/trio/dist"
 	"github.com/trioagent/trio/dist/store"
+	"github.com/trioagent/trio/dist/store/storetest"
 	"github.com/trioagent/trio/policy"
 )
 
@@ -102,11 +103,28 @@ func same(t *testing.T, what string, got, want map[string]string) {
 // stored as its new records only.
 func TestCommitRestoreRoundTrip(t *testing.T) {
 	t.Parallel()
+	eachStore(t, testCommitRestoreRoundTrip)
+}
+
+// eachStore runs test on a fresh Folder and on a fresh S3 store (on an
+// S3-compatible server in the test, see storetest.FakeS3).
+func eachStore(t *testing.T, test func(t *testing.T, st store.Store)) {
+	t.Run("Folder", func(t *testing.T) {
+		t.Parallel()
+		st, err := store.NewFolder(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		test(t, st)
+	})
+	t.Run("S3", func(t *testing.T) {
+		t.Parallel()
+		test(t, storetest.NewFakeS3(t))
+	})
+}
+
+func testCommitRestoreRoundTrip(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	st, err := store.NewFolder(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	runDir := filepath.Join(t.TempDir(), "runs", "r1")
 	ws := filepath.Join(runDir, "workspace")
 	write(t, runDir, map[string]string{
@@ -229,12 +247,12 @@ func TestCommitDeniedNotCopied(t *testing.T) {
 // session cannot start with an epoch older than the chain's.
 func TestStaleEpoch(t *testing.T) {
 	t.Parallel()
+	eachStore(t, testStaleEpoch)
+}
+
+func testStaleEpoch(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.NewFolder(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	runDir := filepath.Join(dir, "runs", "r")
 	ws := filepath.Join(runDir, "workspace")
 	write(t, runDir, map[string]string{"state.json": "{}"})

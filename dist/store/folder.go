@@ -35,20 +35,31 @@ func NewFolder(dir string) (*Folder, error) {
 // Dir is the store's folder.
 func (f *Folder) Dir() string { return f.dir }
 
-// path is key's file, or an error naming a key that is not one.
-func (f *Folder) path(key string) (string, error) {
+// checkKey is nil for a key, or an error naming what makes key not one.
+// Every Store refuses the same keys (".tmp-" segments are the Folder's
+// temporary files; the others refuse them too, so that a store's keys can
+// move between them).
+func checkKey(key string) error {
 	if key == "" {
-		return "", fmt.Errorf("store: empty key")
+		return fmt.Errorf("store: empty key")
 	}
 	for _, seg := range strings.Split(key, "/") {
 		if seg == "" || seg == "." || seg == ".." || strings.HasPrefix(seg, ".tmp-") {
-			return "", fmt.Errorf("store: key %q: bad segment %q", key, seg)
+			return fmt.Errorf("store: key %q: bad segment %q", key, seg)
 		}
 		for _, c := range seg {
 			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-				return "", fmt.Errorf("store: key %q: character %q", key, c)
+				return fmt.Errorf("store: key %q: character %q", key, c)
 			}
 		}
+	}
+	return nil
+}
+
+// path is key's file, or an error naming a key that is not one.
+func (f *Folder) path(key string) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
 	}
 	return filepath.Join(f.dir, filepath.FromSlash(key)), nil
 }
