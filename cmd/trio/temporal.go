@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,7 +50,7 @@ type temporalFlags struct {
 func (t *temporalFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.address, "temporal-address", "", "Temporal frontend host:port (default $"+envTemporalAddress+", else localhost:7233)")
 	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", "", "Temporal namespace (default $"+envTemporalNamespace+", else default)")
-	cmd.Flags().StringVar(&t.store, "store", "", "the store shared by workers and clients: a folder (default $"+envStore+")")
+	cmd.Flags().StringVar(&t.store, "store", "", "the store shared by workers and clients: a folder or s3://BUCKET/PREFIX (default $"+envStore+")")
 }
 
 func (t *temporalFlags) dial() (client.Client, error) {
@@ -74,19 +75,62 @@ func (t *temporalFlags) dial() (client.Client, error) {
 	return c, nil
 }
 
-func (t *temporalFlags) openStore() (*store.Folder, error) {
-	dir := t.store
-	if dir == "" {
-		dir = os.Getenv(envStore)
+func (t *temporalFlags) openStore() (store.Store, error) {
+	loc := t.store
+	if loc == "" {
+		loc = os.Getenv(envStore)
 	}
-	if dir == "" {
-		return nil, configError(fmt.Errorf("no store: give --store DIR or set %s (a folder every worker reaches)", envStore))
+	if loc == "" {
+		return nil, configError(fmt.Errorf("no store: give --store DIR or set %s (a folder every worker reaches, or s3://BUCKET/PREFIX)", envStore))
 	}
-	s, err := store.NewFolder(dir)
+	if strings.Contains(loc, "://") {
+		cfg, err := s3Config(loc)
+		if err != nil {
+			return nil, configError(err)
+		}
+		s, err := store.NewS3(context.Background(), cfg)
+		if err != nil {
+			return nil, configError(fmt.Errorf("store %s: %w", loc, err))
+		}
+		return s, nil
+	}
+	s, err := store.NewFolder(loc)
 	if err != nil {
 		return nil, configError(err)
 	}
 	return s, nil
+}
+
+// s3Config is the S3 store a URL s3://BUCKET[/PREFIX] names. The endpoint
+// is the AWS SDK's (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else AWS
+// S3 in the region); with an endpoint of its own (MinIO, R2) the bucket
+// goes in the path, which they all serve. Credentials and region are the
+// SDK's (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+// AWS_REGION, profiles).
+func s3Config(loc string) (store.S3Config, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return store.S3Config{}, fmt.Errorf("store %q: %w", loc, err)
+	}
+	if u.Scheme != "s3" {
+		return store.S3Config{}, fmt.Errorf("store %q: want a folder or s3://BUCKET/PREFIX", loc)
+	}
+	if u.Host == "" || u.User != nil || u.Port() != "" || u.RawQuery != "" || u.Fragment != "" {
+		return store.S3Config{}, fmt.Errorf("store %q: want s3://BUCKET/PREFIX (a bucket, then an optional prefix)", loc)
+	}
+	_, custom := os.LookupEnv("AWS_ENDPOINT_URL_S3")
+	if !custom {
+		_, custom = os.LookupEnv("AWS_ENDPOINT_URL")
+	}
+	return store.S3Config{Bucket: u.Host, Prefix: u.Path, UsePathStyle: custom}, nil
+}
+
+// storeName is where st is, for logs: its folder or s3://bucket/prefix.
+func storeName(st store.Store) string {
+	if f, ok := st.(*store.Folder); ok {
+		return f.Dir()
+	}
+	return fmt.Sprint(st)
 }
 
 // newWorkerCmd is trio worker: it serves the shared queue (workflows and
@@ -186,7 +230,7 @@ host name and pid, differs) and different --dir folders.
 				return failure(err)
 			}
 			defer shared.Stop()
-			logf("trio worker: %s serving %s and %s (%d sessions at a time), runs in %s, store %s", name, flow.SharedQueue, host.Queue(), parallel, filepath.Join(host.Root, "runs"), st.Dir())
+			logf("trio worker: %s serving %s and %s (%d sessions at a time), runs in %s, store %s", name, flow.SharedQueue, host.Queue(), parallel, filepath.Join(host.Root, "runs"), storeName(st))
 			<-ctx.Done()
 			logf("trio worker: %s stopping", name)
 			return nil
