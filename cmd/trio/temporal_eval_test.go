@@ -205,13 +205,17 @@ func TestTemporalEvalWorkerKilled(t *testing.T) {
 	env := cleanEnv(envTemporalAddress+"="+addr, envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
 	a := startWorker(t, dir, "a", env, "--sandbox", "userns", "--parallel", "4")
 
+	// The heartbeat timeout bounds how long B waits to see A's sessions
+	// lost; it must never pass for a live session: B runs four sessions
+	// at once under the race detector, beside the rest of the suite.
+	const heartbeat = "15s"
 	const demoID = "20261204-000000-evalkill"
-	if r := trio(t, dir, env, "run", "--temporal", "--goal-file", goal, "--run-id", demoID, "--unattended", "--heartbeat-timeout", "5s"); r.code != 0 {
+	if r := trio(t, dir, env, "run", "--temporal", "--goal-file", goal, "--run-id", demoID, "--unattended", "--heartbeat-timeout", heartbeat); r.code != 0 {
 		t.Fatalf("trio run --temporal: exit %d\n%s", r.code, r.stderr)
 	}
 	out := filepath.Join(dir, "eval")
 	ev := exec.Command(bin, "eval", suiteDir(t), "--temporal", "--sandbox", "userns", "--tasks", "py-inventory-seed,go-mean-repair,py-intervals",
-		"--out", out, "--heartbeat-timeout", "5s")
+		"--out", out, "--heartbeat-timeout", heartbeat)
 	var evOut, evErr strings.Builder
 	ev.Dir, ev.Env, ev.Stdout, ev.Stderr = dir, env, &evOut, &evErr
 	if err := ev.Start(); err != nil {
