@@ -179,3 +179,22 @@ func Prune(ctx context.Context, settings map[string]any) ([]Leftover, []error) {
 	}
 	return out, errs
 }
+
+// SettingsOf is spec.Settings as the kind's own Config type T: a T, a *T,
+// or nil for T's zero value (the kind's defaults). Anything else, such as
+// another kind's Config, is an ErrConfig naming the type the kind wants.
+func SettingsOf[T any](v any) (T, error) {
+	var zero T
+	switch c := v.(type) {
+	case nil:
+		return zero, nil
+	case T:
+		return c, nil
+	case *T:
+		if c != nil {
+			return *c, nil
+		}
+		return zero, nil
+	}
+	return zero, fmt.Errorf("%w: settings of type %T, want %T", ErrConfig, v, zero)
+}

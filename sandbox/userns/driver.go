@@ -3,7 +3,6 @@ package userns
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -15,20 +14,7 @@ func init() { sandbox.Register(Kind, driver{}) }
 // driver is the kind as package sandbox's registry opens it.
 type driver struct{}
 
-func settings(v any) (Config, error) {
-	switch c := v.(type) {
-	case nil:
-		return Config{}, nil
-	case Config:
-		return c, nil
-	case *Config:
-		if c != nil {
-			return *c, nil
-		}
-		return Config{}, nil
-	}
-	return Config{}, fmt.Errorf("%w: settings of type %T, want userns.Config", ErrConfig, v)
-}
+func settings(v any) (Config, error) { return sandbox.SettingsOf[Config](v) }
 
 func (driver) Available(ctx context.Context, s any) error {
 	cfg, err := settings(s)
