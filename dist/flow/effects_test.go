@@ -12,9 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/trioagent/trio/agent"
 	"github.com/trioagent/trio/dist"
 	"github.com/trioagent/trio/dist/flow"
@@ -92,21 +89,7 @@ func TestEffectOutsideWorkspaceOnce(t *testing.T) {
 	if err := flow.SaveGoal(ctx, st, "r1", "A Go package calc with Add; post each step to the tracker."); err != nil {
 		t.Fatal(err)
 	}
-	var ts testsuite.WorkflowTestSuite
-	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) {
-		e := ts.NewTestActivityEnvironment()
-		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
-		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
-		if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: epoch}); err != nil {
-			return flow.SessionResult{}, err
-		}
-		v, err := e.ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r1", Epoch: epoch})
-		var res flow.SessionResult
-		if err == nil {
-			err = v.Get(&res)
-		}
-		return res, err
-	}
+	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) { return placeAndRun(h, "r1", epoch) }
 	onA.Store(true)
 	if _, err := session(a, 1); err == nil {
 		t.Fatal("the session on the dying host succeeded")

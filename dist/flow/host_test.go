@@ -140,21 +140,7 @@ func TestRunMovesToAnotherHost(t *testing.T) {
 	if err := flow.SaveGoal(ctx, st, "r1", "A Go package calc with Add."); err != nil {
 		t.Fatal(err)
 	}
-	var ts testsuite.WorkflowTestSuite
-	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) {
-		e := ts.NewTestActivityEnvironment()
-		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
-		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
-		if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: epoch}); err != nil {
-			return flow.SessionResult{}, err
-		}
-		v, err := e.ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r1", Epoch: epoch})
-		var res flow.SessionResult
-		if err == nil {
-			err = v.Get(&res)
-		}
-		return res, err
-	}
+	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) { return placeAndRun(h, "r1", epoch) }
 	if _, err := session(a, 1); err == nil {
 		t.Fatal("the session on the dying host succeeded")
 	}
@@ -227,13 +213,7 @@ func TestPlacementWaitsForALiveSession(t *testing.T) {
 		<-release
 		return "completed", nil
 	}}
-	var ts testsuite.WorkflowTestSuite
-	env := func() *testsuite.TestActivityEnvironment {
-		e := ts.NewTestActivityEnvironment()
-		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
-		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
-		return e
-	}
+	env := func() *testsuite.TestActivityEnvironment { return activities(h) }
 	if err := flow.SaveGoal(ctx, st, "r", "goal"); err != nil {
 		t.Fatal(err)
 	}
@@ -275,13 +255,7 @@ func TestPlacementHonoursSessions(t *testing.T) {
 		<-release
 		return "completed", nil
 	}}
-	var ts testsuite.WorkflowTestSuite
-	env := func() *testsuite.TestActivityEnvironment {
-		e := ts.NewTestActivityEnvironment()
-		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
-		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
-		return e
-	}
+	env := func() *testsuite.TestActivityEnvironment { return activities(h) }
 	place := func(run string) error {
 		_, err := env().ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: run, Epoch: 1})
 		return err
@@ -348,21 +322,7 @@ func TestCutOffHostStops(t *testing.T) {
 	if err := flow.SaveGoal(ctx, st, "r1", "A Go package calc with Add."); err != nil {
 		t.Fatal(err)
 	}
-	var ts testsuite.WorkflowTestSuite
-	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) {
-		e := ts.NewTestActivityEnvironment()
-		e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
-		e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
-		if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: epoch}); err != nil {
-			return flow.SessionResult{}, err
-		}
-		v, err := e.ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: "r1", Epoch: epoch})
-		var res flow.SessionResult
-		if err == nil {
-			err = v.Get(&res)
-		}
-		return res, err
-	}
+	session := func(h *flow.Host, epoch int64) (flow.SessionResult, error) { return placeAndRun(h, "r1", epoch) }
 	aDone := make(chan error, 1)
 	go func() {
 		_, err := session(a, 1)
@@ -381,13 +341,36 @@ func TestCutOffHostStops(t *testing.T) {
 	}
 	// The store's run is b's: restored anywhere, it is b's completed run.
 	c := &flow.Host{Name: "c", Store: st, Root: filepath.Join(dir, "c")}
-	e := ts.NewTestActivityEnvironment()
-	e.RegisterActivityWithOptions(c.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
-	if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: 3}); err != nil {
+	if _, err := activities(c).ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: "r1", Epoch: 3}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := agent.LoadReport(filepath.Join(dir, "c", "runs", "r1"))
 	if err != nil || rep.Reason != agent.StopCompleted {
 		t.Fatalf("the run restored on c: %v, %v; want b's completed report", rep, err)
 	}
+}
+
+// activities is a test environment for h's placement and session
+// activities, under the names the workflow calls them by.
+func activities(h *flow.Host) *testsuite.TestActivityEnvironment {
+	var ts testsuite.WorkflowTestSuite
+	e := ts.NewTestActivityEnvironment()
+	e.RegisterActivityWithOptions(h.Place, activity.RegisterOptions{Name: flow.PlaceActivity})
+	e.RegisterActivityWithOptions(h.Session, activity.RegisterOptions{Name: flow.SessionActivity})
+	return e
+}
+
+// placeAndRun places run on h with epoch, as the workflow's placement
+// does, and runs its session there.
+func placeAndRun(h *flow.Host, run string, epoch int64) (flow.SessionResult, error) {
+	e := activities(h)
+	if _, err := e.ExecuteActivity(flow.PlaceActivity, flow.PlaceInput{RunID: run, Epoch: epoch}); err != nil {
+		return flow.SessionResult{}, err
+	}
+	v, err := e.ExecuteActivity(flow.SessionActivity, flow.SessionInput{RunID: run, Epoch: epoch})
+	var res flow.SessionResult
+	if err == nil {
+		err = v.Get(&res)
+	}
+	return res, err
 }
