@@ -264,7 +264,14 @@ func Resume(ctx context.Context, runDir string, model llm.Model, reg *tools.Regi
 		return nil, err
 	}
 	if st.Phase == phaseDone {
-		rep, _ := LoadReport(runDir) // nil when report.json is missing
+		rep, err := LoadReport(runDir)
+		if err != nil {
+			// Killed between its last checkpoint and report.json (or
+			// moved: a durable run commits at the checkpoint): the
+			// report its state gives, so the caller still learns how
+			// it ended.
+			rep, _ = Inspect(runDir)
+		}
 		return rep, fmt.Errorf("resume %s: %w (reason %s)", runDir, ErrRunFinished, st.Reason)
 	}
 	if err := checkCalls(runDir, st); err != nil {

@@ -446,6 +446,14 @@ func TestInterruptAndResume(t *testing.T) {
 	if _, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), script(), reg, local); !errors.Is(err, agent.ErrRunFinished) {
 		t.Errorf("resume of a finished run: %v, want ErrRunFinished", err)
 	}
+	// And gives its reason even when the session that finished it died
+	// before report.json (a run on Temporal moved after its checkpoint
+	// looped on a nil report before).
+	os.Remove(filepath.Join(e.runs, "run", "report.json"))
+	again, err := agent.Resume(context.Background(), filepath.Join(e.runs, "run"), script(), reg, local)
+	if !errors.Is(err, agent.ErrRunFinished) || again == nil || again.Reason != agent.StopCompleted {
+		t.Errorf("resume of a finished run without report.json: %+v, %v; want its completed report and ErrRunFinished", again, err)
+	}
 }
 
 // The offline demo: plan, acceptance tests, two steps, a real failing test,
