@@ -89,14 +89,9 @@ func outcome(r eval.TaskResult) string {
 // starts no run: its fan-out attaches to the finished ones, and their
 // restored runs are judged again with the same outcomes.
 func TestTemporalEval(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	need(t, "bwrap (the userns sandbox the workers and judges use)", err)
-	addr := devServer(t)
-	dir := t.TempDir()
-	script, _ := filepath.Abs("../../examples/demo/script.yaml")
 	// The worker's own model (the demo's script) answers no eval run:
 	// each run's spec carries its task's replay.
-	env := cleanEnv(envTemporalAddress+"="+addr, envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
+	dir, addr, env := cluster(t)
 	const parallel = 2
 	workers := []*tworker{
 		startWorker(t, dir, "a", env, "--sandbox", "userns", "--parallel", fmt.Sprint(parallel)),
@@ -196,13 +191,8 @@ func TestTemporalEval(t *testing.T) {
 // completed exactly once and began at most twice (only the call in
 // flight runs again); the eval's verdicts are those of a local eval.
 func TestTemporalEvalWorkerKilled(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	need(t, "bwrap (the userns sandbox the workers and judges use)", err)
-	addr := devServer(t)
-	dir := t.TempDir()
-	script, _ := filepath.Abs("../../examples/demo/script.yaml")
+	dir, _, env := cluster(t)
 	goal, _ := filepath.Abs("../../examples/demo/goal.md")
-	env := cleanEnv(envTemporalAddress+"="+addr, envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
 	a := startWorker(t, dir, "a", env, "--sandbox", "userns", "--parallel", "4")
 
 	// The heartbeat timeout bounds how long B waits to see A's sessions

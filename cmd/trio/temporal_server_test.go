@@ -123,6 +123,22 @@ func endedCalls(runDir string) (ends, begins map[string]int) {
 	return ends, begins
 }
 
+// cluster starts a dev server for the test and returns a folder of the
+// test's, the server's address and the environment the test's trio
+// commands share: the server, a store in the folder and the demo's
+// script as the workers' model. The workers sandbox with userns.
+func cluster(t *testing.T) (dir, addr string, env []string) {
+	t.Helper()
+	_, err := exec.LookPath("bwrap")
+	need(t, "bwrap (the userns sandbox the workers and judges use)", err)
+	addr = devServer(t)
+	dir = t.TempDir()
+	script, _ := filepath.Abs("../../examples/demo/script.yaml")
+	env = cleanEnv(envTemporalAddress+"="+addr, envTemporalNamespace+"=default",
+		envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
+	return dir, addr, env
+}
+
 // TestTemporalWorkerKilled runs the demo on a real Temporal dev server
 // with two trio worker processes; the worker that holds the run is killed
 // with SIGKILL after its third completed tool call. The run moves to the
@@ -131,14 +147,8 @@ func endedCalls(runDir string) (ends, begins map[string]int) {
 // the call in flight runs again); a second submission of the run id
 // starts nothing.
 func TestTemporalWorkerKilled(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	need(t, "bwrap (the userns sandbox the workers use)", err)
-	addr := devServer(t)
-	dir := t.TempDir()
-	script, _ := filepath.Abs("../../examples/demo/script.yaml")
+	dir, _, env := cluster(t)
 	goal, _ := filepath.Abs("../../examples/demo/goal.md")
-	env := cleanEnv(envTemporalAddress+"="+addr, envTemporalNamespace+"=default",
-		envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
 	type worker struct {
 		name, dir, log string
 		cmd            *exec.Cmd
@@ -226,11 +236,7 @@ func TestTemporalWorkerKilled(t *testing.T) {
 // run, which runs the command and completes; the audit log records the
 // person's answer.
 func TestTemporalConfirm(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	need(t, "bwrap (the userns sandbox the workers use)", err)
-	addr := devServer(t)
-	dir := t.TempDir()
-	script, _ := filepath.Abs("../../examples/demo/script.yaml")
+	dir, _, env := cluster(t)
 	goal, _ := filepath.Abs("../../examples/demo/goal.md")
 	pol, err := os.ReadFile("../../configs/policy.interactive.yaml")
 	if err != nil {
@@ -245,7 +251,6 @@ func TestTemporalConfirm(t *testing.T) {
 	if err := os.WriteFile(polFile, []byte(askPol), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := cleanEnv(envTemporalAddress+"="+addr, envStore+"="+filepath.Join(dir, "store"), envScript+"="+script)
 	logPath := filepath.Join(dir, "worker.log")
 	lf, err := os.Create(logPath)
 	if err != nil {
